@@ -1,0 +1,44 @@
+# The two commands a new machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PLAYERS ?= 1000000
+export HOST PORT
+
+.PHONY: install services setup run test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+services: install
+	$(BIN)/python scripts/devservices.py
+
+setup: services
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py bootstrap
+
+run: setup
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python scripts/devservices.py --print-urls
+	$(BIN)/honcho start --port $(PORT)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: services lint
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/pytest -n 2 --maxfail 20
+
+bench: setup
+	$(BIN)/python -m bench.run --players $(PLAYERS)
+
+clean:
+	rm -rf $(VENV) .run

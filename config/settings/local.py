@@ -1,0 +1,3 @@
+"""Settings for `make run` on a developer's machine."""
+
+from .base import *  # noqa: F403

@@ -1,0 +1,25 @@
+"""Settings for the test suite: the real PostgreSQL and Redis, with keys of this run's own."""
+
+import os
+import uuid
+
+from .base import *  # noqa: F403
+from .base import CACHES, DATABASES, env
+
+# Each test process (and each xdist worker) writes under its own Redis prefix, so runs
+# sharing one Redis never see each other's keys.
+_RUN = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{uuid.uuid4().hex[:8]}"
+LEADERBOARD_KEY_PREFIX = f"test:{_RUN}:lb:"
+CACHES["default"]["KEY_PREFIX"] = f"test:{_RUN}:cache"
+
+DATABASES["default"]["TEST"] = {
+    "NAME": f"test_leaderboard{env('TEST_DB_SUFFIX', default='')}",
+}
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+LEADERBOARD_TOP_CACHE_SECONDS = 0.0
+LEADERBOARD_SEASON_CACHE_SECONDS = 0.0

@@ -1,0 +1,17 @@
+"""URL routing: the REST API under /api/v1/, its schema and docs, and the admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/v1/", include("seasons.urls")),
+    path("api/v1/", include("matches.urls")),
+    path("api/v1/", include("leaderboards.urls")),
+]
+
+handler404 = "config.errors.json_not_found"
+handler500 = "config.errors.json_server_error"

@@ -1,0 +1,35 @@
+"""Rebuild a season's ZSET from PostgreSQL into a new key and swap it in atomically."""
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from config.errors import DomainError
+from leaderboards.services import season_rebuild_standings
+from matches.models import PlayerTotal
+from seasons.selectors import season_get
+
+
+class Command(BaseCommand):
+    help = (
+        "Rebuild a season's leaderboard in Redis from PostgreSQL (readers never see it half-built)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--board", default="global")
+        parser.add_argument("--season", default=None, help="Season slug (default: the current).")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args: object, **options: object) -> None:
+        try:
+            season = season_get(board_slug=options["board"], season_slug=options["season"])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        expected = PlayerTotal.objects.filter(season=season).count()
+        with tqdm(
+            total=expected,
+            unit="player",
+            disable=bool(options["no_progress"]),
+            desc=f"{season.board.slug}/{season.slug}",
+        ) as bar:
+            size = season_rebuild_standings(season=season, on_progress=bar.update)
+        self.stdout.write(f"Rebuilt {season.board.slug}/{season.slug}: {size} players.")

@@ -1,0 +1,26 @@
+"""The periodic tasks Celery beat runs, stored in the database (django-celery-beat) so admins
+can see and change them."""
+
+from django.db import transaction
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+# name -> (task, every N seconds)
+PERIODIC_TASKS: dict[str, tuple[str, int]] = {
+    "Mirror committed results not yet in Redis": ("leaderboards.tasks.sweep_unmirrored", 5),
+}
+
+
+def periodic_tasks_ensure() -> list[str]:
+    """Create the periodic tasks that are missing; leaves ones an admin changed alone."""
+    created = []
+    with transaction.atomic():
+        for name, (task, seconds) in PERIODIC_TASKS.items():
+            interval, _ = IntervalSchedule.objects.get_or_create(
+                every=seconds, period=IntervalSchedule.SECONDS
+            )
+            _, was_created = PeriodicTask.objects.get_or_create(
+                name=name, defaults={"task": task, "interval": interval}
+            )
+            if was_created:
+                created.append(name)
+    return created

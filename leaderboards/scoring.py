@@ -1,0 +1,51 @@
+"""The composite score that packs a standing and the time it was reached into one ZSET score.
+
+composite = ranked_points * 2^24 + (2^24 - 1 - elapsed)
+
+`elapsed` is whole seconds from the season's start to `reached_at`, so of two equal point
+totals the one reached first has the larger composite. `ranked_points` is the points on
+highest-first boards and (2^29 - 1 - points) on lowest-first boards, so on every board a
+larger composite is a better standing and ZREVRANK is the rank. The largest composite is
+2^53 - 1: every value is an exact integer in the double Redis stores.
+
+Players with equal points reached in the same second have equal composites; Redis orders equal
+scores by member, so ZREVRANGE puts the player_id that sorts last (byte order) first. That rule
+is deterministic and the same on every read, rebuild and archive.
+"""
+
+from datetime import datetime
+
+TIME_BITS = 24
+TIME_SLOTS = 2**TIME_BITS
+MAX_POINTS = 2**29 - 1
+
+
+def elapsed_seconds(*, season_starts_at: datetime, reached_at: datetime) -> int:
+    elapsed = int((reached_at - season_starts_at).total_seconds())
+    return min(max(elapsed, 0), TIME_SLOTS - 1)
+
+
+def composite_score(*, points: int, elapsed: int, lowest_first: bool) -> int:
+    ranked_points = MAX_POINTS - points if lowest_first else points
+    return ranked_points * TIME_SLOTS + (TIME_SLOTS - 1 - elapsed)
+
+
+def composite_for(
+    *, points: int, reached_at: datetime, season_starts_at: datetime, lowest_first: bool
+) -> int:
+    return composite_score(
+        points=points,
+        elapsed=elapsed_seconds(season_starts_at=season_starts_at, reached_at=reached_at),
+        lowest_first=lowest_first,
+    )
+
+
+def points_of(composite: float, *, lowest_first: bool) -> int:
+    ranked_points = int(composite) // TIME_SLOTS
+    return MAX_POINTS - ranked_points if lowest_first else ranked_points
+
+
+def ranked_points_floor(points: int, *, lowest_first: bool) -> int:
+    """The smallest composite a standing strictly better than `points` can have."""
+    ranked_points = MAX_POINTS - points if lowest_first else points
+    return (ranked_points + 1) * TIME_SLOTS

@@ -1,0 +1,349 @@
+"""The Redis gateway: the only module that names a Redis key or runs a sorted-set command.
+
+One ZSET per season holds every player's composite score (see scoring.py). Keys carry the
+season in a hash tag, `{s<id>}`, so a season's live key and its rebuild key share a Redis
+Cluster slot and sharding boards over a cluster stays a change to this module alone.
+Lua scripts are registered once per process and run by SHA (redis-py's Script).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from .scoring import TIME_SLOTS
+
+_lock = threading.Lock()
+_client: redis.Redis | None = None
+_scripts: dict[str, Any] = {}
+
+# Members with a better points part than a given score: ZCOUNT from the next points floor up.
+_LUA_BETTER = f"""
+local function better(key, score)
+  local floor = (math.floor(tonumber(score) / {TIME_SLOTS}) + 1) * {TIME_SLOTS}
+  return redis.call('ZCOUNT', key, string.format('%.0f', floor), '+inf')
+end
+"""
+
+# Rank, score, board size and competition-rank base of one player, in one atomic step.
+_READ_RANK = (
+    _LUA_BETTER
+    + """
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
+local size = redis.call('ZCARD', KEYS[1])
+if not rank then return {false, false, size, false} end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+return {rank, score, size, better(KEYS[1], score)}
+"""
+)
+
+# A page of the board by rank, with the competition-rank base of its first row.
+_READ_PAGE = (
+    _LUA_BETTER
+    + """
+local rows = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES')
+local size = redis.call('ZCARD', KEYS[1])
+local first_better = false
+if #rows > 0 then first_better = better(KEYS[1], rows[2]) end
+return {size, first_better, rows}
+"""
+)
+
+# The player's rank and the contiguous ranks around it, both read from the same set.
+_READ_AROUND = (
+    _LUA_BETTER
+    + """
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
+local size = redis.call('ZCARD', KEYS[1])
+if not rank then return {false, size, false, false, {}} end
+local n = tonumber(ARGV[2])
+local first = rank - n
+if first < 0 then first = 0 end
+local rows = redis.call('ZREVRANGE', KEYS[1], first, rank + n, 'WITHSCORES')
+return {rank, size, first, better(KEYS[1], rows[2]), rows}
+"""
+)
+
+# Rank, score and competition-rank base for each of many players.
+_READ_MANY = (
+    _LUA_BETTER
+    + """
+local out = {}
+for i = 1, #ARGV do
+  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
+  if rank then
+    local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+    out[#out + 1] = {rank, score, better(KEYS[1], score)}
+  else
+    out[#out + 1] = {false, false, false}
+  end
+end
+return {redis.call('ZCARD', KEYS[1]), out}
+"""
+)
+
+# Replace a member's score only if it still holds what the caller saw ("" = absent), so a
+# repair never overwrites a newer score the mirror wrote in between.
+_COMPARE_AND_SET = """
+local current = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local expected = ARGV[2]
+if expected == '' then
+  if current then return 0 end
+elseif (not current) or tonumber(current) ~= tonumber(expected) then
+  return 0
+end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
+
+
+def client() -> redis.Redis:
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                _client = redis.Redis.from_url(
+                    settings.REDIS_URL,
+                    decode_responses=True,
+                    socket_timeout=2,
+                    socket_connect_timeout=2,
+                    health_check_interval=30,
+                )
+    return _client
+
+
+def reset_client() -> None:
+    """Forget the connection pool (after the Redis URL changed, or in a forked child)."""
+    global _client
+    with _lock:
+        if _client is not None:
+            _client.close()
+        _client = None
+        _scripts.clear()
+
+
+def _script(source: str) -> Any:
+    script = _scripts.get(source)
+    if script is None:
+        script = client().register_script(source)
+        _scripts[source] = script
+    return script
+
+
+def standings_key(season_id: int) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:standings"
+
+
+def _rebuild_key(season_id: int) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:rebuild:{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True, slots=True)
+class StandingWrite:
+    season_id: int
+    player_id: str
+    composite: int
+    # Sum totals on lowest-first boards only get worse as results arrive; every other
+    # combination only gets better. The write may move the score in that direction only,
+    # which makes the mirror indifferent to redelivery and order.
+    worsening: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    player_id: str
+    rank: int  # 1-based ordinal rank
+    composite: int
+    better_count: int  # members with strictly better points (competition rank - 1)
+
+
+def write_standings(writes: Iterable[StandingWrite]) -> int:
+    """Mirror standings with ZADD GT (or LT): never lowers a score, so replays are harmless."""
+    groups: dict[tuple[int, bool], dict[str, int]] = {}
+    for write in writes:
+        groups.setdefault((write.season_id, write.worsening), {})[write.player_id] = write.composite
+    if not groups:
+        return 0
+    pipe = client().pipeline(transaction=False)
+    for (season_id, worsening), mapping in groups.items():
+        if worsening:
+            pipe.zadd(standings_key(season_id), mapping, lt=True)
+        else:
+            pipe.zadd(standings_key(season_id), mapping, gt=True)
+    pipe.execute()
+    return sum(len(mapping) for mapping in groups.values())
+
+
+def compare_and_set(
+    season_id: int, player_id: str, *, expected: int | None, composite: int | None
+) -> bool:
+    """Set (or remove, with None) a member's score if it still equals `expected`."""
+    done = _script(_COMPARE_AND_SET)(
+        keys=[standings_key(season_id)],
+        args=[
+            player_id,
+            "" if expected is None else str(expected),
+            "" if composite is None else str(composite),
+        ],
+    )
+    return bool(done)
+
+
+def remove_players(season_id: int, player_ids: Sequence[str]) -> int:
+    if not player_ids:
+        return 0
+    return int(client().zrem(standings_key(season_id), *player_ids))
+
+
+def scores_of(season_id: int, player_ids: Sequence[str]) -> list[int | None]:
+    if not player_ids:
+        return []
+    scores = client().zmscore(standings_key(season_id), list(player_ids))
+    return [None if score is None else int(score) for score in scores]
+
+
+def board_size(season_id: int) -> int:
+    return int(client().zcard(standings_key(season_id)))
+
+
+def standings_exist(season_id: int) -> bool:
+    return bool(client().exists(standings_key(season_id)))
+
+
+def _rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:
+    return [(flat[i], first_rank + i // 2, int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]
+
+
+def _with_better(rows: list[tuple[str, int, int]], first_better: int) -> list[Standing]:
+    """Competition bases for a contiguous run of ranks, from the first row's base alone."""
+    standings: list[Standing] = []
+    previous: Standing | None = None
+    for player_id, rank, composite in rows:
+        if previous is None:
+            better = first_better
+        elif composite // TIME_SLOTS == previous.composite // TIME_SLOTS:
+            better = previous.better_count
+        else:
+            better = rank - 1
+        previous = Standing(player_id, rank, composite, better)
+        standings.append(previous)
+    return standings
+
+
+def read_page(season_id: int, *, offset: int, limit: int) -> tuple[int, list[Standing]]:
+    """Ranks offset+1 .. offset+limit, best first, and the board's size."""
+    size, first_better, flat = _script(_READ_PAGE)(
+        keys=[standings_key(season_id)], args=[offset, offset + limit - 1]
+    )
+    rows = _rows(flat, offset + 1)
+    return int(size), _with_better(rows, int(first_better or 0))
+
+
+def read_rank(season_id: int, player_id: str) -> tuple[int, Standing | None]:
+    rank, score, size, better = _script(_READ_RANK)(
+        keys=[standings_key(season_id)], args=[player_id]
+    )
+    if rank is None:
+        return int(size), None
+    return int(size), Standing(player_id, int(rank) + 1, int(float(score)), int(better))
+
+
+def read_around(
+    season_id: int, player_id: str, *, n: int
+) -> tuple[int, Standing | None, list[Standing]]:
+    rank, size, first, first_better, flat = _script(_READ_AROUND)(
+        keys=[standings_key(season_id)], args=[player_id, n]
+    )
+    if rank is None:
+        return int(size), None, []
+    standings = _with_better(_rows(flat, int(first) + 1), int(first_better))
+    me = next(s for s in standings if s.player_id == player_id)
+    return int(size), me, standings
+
+
+def read_many(season_id: int, player_ids: Sequence[str]) -> tuple[int, list[Standing | None]]:
+    if not player_ids:
+        return board_size(season_id), []
+    size, rows = _script(_READ_MANY)(keys=[standings_key(season_id)], args=list(player_ids))
+    out: list[Standing | None] = []
+    for player_id, (rank, score, better) in zip(player_ids, rows, strict=True):
+        if rank is None:
+            out.append(None)
+        else:
+            out.append(Standing(player_id, int(rank) + 1, int(float(score)), int(better)))
+    return int(size), out
+
+
+def iter_standings(season_id: int, *, page_size: int = 1000) -> Iterable[list[Standing]]:
+    """Walk the whole board by rank in pages (for archiving and checks)."""
+    offset = 0
+    while True:
+        _, page = read_page(season_id, offset=offset, limit=page_size)
+        if not page:
+            return
+        yield page
+        offset += len(page)
+
+
+def rebuild_standings(
+    season_id: int, chunks: Iterable[Sequence[tuple[str, int]]], *, on_chunk: Any = None
+) -> int:
+    """Build the season's ZSET in a new key from `chunks` of (player_id, composite), then swap it
+    in with RENAME, so readers see the old board or the new one, never a half-built one."""
+    live = standings_key(season_id)
+    building = _rebuild_key(season_id)
+    r = client()
+    written = 0
+    try:
+        for chunk in chunks:
+            if not chunk:
+                continue
+            pipe = r.pipeline(transaction=False)
+            pipe.zadd(building, dict(chunk))
+            # A crashed rebuild must not leave its half-built key behind forever.
+            pipe.expire(building, 3600)
+            pipe.execute()
+            written += len(chunk)
+            if on_chunk is not None:
+                on_chunk(len(chunk))
+        if written:
+            r.rename(building, live)
+            r.persist(live)
+        else:
+            r.unlink(live)
+    finally:
+        r.unlink(building)
+    return written
+
+
+def delete_standings(season_id: int) -> None:
+    client().unlink(standings_key(season_id))
+
+
+def delete_prefixed_keys() -> int:
+    """Remove every key under this deployment's prefix (used by the test suite's cleanup)."""
+    r = client()
+    removed = 0
+    batch: list[str] = []
+    for key in r.scan_iter(match=f"{settings.LEADERBOARD_KEY_PREFIX}*", count=1000):
+        batch.append(key)
+        if len(batch) >= 500:
+            removed += r.unlink(*batch)
+            batch.clear()
+    if batch:
+        removed += r.unlink(*batch)
+    return removed
+
+
+def ping() -> bool:
+    return bool(client().ping())

@@ -1,0 +1,102 @@
+"""Players, every match result, and each player's total per season: the source of truth."""
+
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import F, Q
+from rest_framework_api_key.models import AbstractAPIKey
+
+# Points and totals fit the 29 high bits of the composite score (see leaderboards/scoring.py).
+MAX_POINTS = 2**29 - 1
+
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+player_id_validator = RegexValidator(
+    PLAYER_ID_PATTERN, "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
+)
+
+
+class Player(models.Model):
+    player_id = models.CharField(max_length=64, primary_key=True, validators=[player_id_validator])
+    display_name = models.CharField(max_length=100, blank=True, default="")
+    avatar_url = models.URLField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["player_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(player_id__regex=PLAYER_ID_PATTERN), name="player_id_allowed_characters"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.player_id
+
+
+class MatchResult(models.Model):
+    """One player's points from one match; never changed once written."""
+
+    season = models.ForeignKey("seasons.Season", on_delete=models.PROTECT, related_name="results")
+    match_id = models.CharField(max_length=128)
+    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="results")
+    points = models.IntegerField(validators=[MinValueValidator(1), MaxValueValidator(MAX_POINTS)])
+    ended_at = models.DateTimeField()
+    received_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["season", "match_id", "player"], name="result_unique_per_match_and_player"
+            ),
+            models.CheckConstraint(
+                condition=Q(points__gte=1, points__lte=MAX_POINTS), name="result_points_in_range"
+            ),
+        ]
+        indexes = [models.Index(fields=["season", "player"])]
+
+    def __str__(self) -> str:
+        return f"{self.match_id}/{self.player_id}: {self.points}"
+
+
+class PlayerTotal(models.Model):
+    """A player's standing in one season, updated in the transaction of the result that changes it.
+
+    `version` grows with every change and `mirrored_version` records the newest version written to
+    Redis, so the sweep finds what was committed but not yet mirrored.
+    """
+
+    season = models.ForeignKey("seasons.Season", on_delete=models.PROTECT, related_name="totals")
+    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="totals")
+    points = models.IntegerField()
+    reached_at = models.DateTimeField()
+    version = models.BigIntegerField(default=1)
+    mirrored_version = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["season", "player"], name="total_unique_per_season"),
+            models.CheckConstraint(
+                condition=Q(points__gte=0, points__lte=MAX_POINTS), name="total_points_in_range"
+            ),
+        ]
+        indexes = [
+            # Reconciliation and the rebuild's catch-up look for recently changed totals.
+            models.Index(fields=["season", "updated_at"], name="total_season_updated"),
+            models.Index(
+                fields=["updated_at"],
+                condition=Q(mirrored_version__lt=F("version")),
+                name="total_unmirrored",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player_id}@{self.season_id}: {self.points}"
+
+
+class GameServer(AbstractAPIKey):
+    """A game server's credential: the key is shown once and stored hashed; revoke to cut it off."""
+
+    class Meta(AbstractAPIKey.Meta):
+        verbose_name = "game-server key"
+        verbose_name_plural = "game-server keys"

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("scores", api.ScoresView.as_view(), name="scores"),
+    path("players/<str:player_id>", api.PlayerView.as_view(), name="player"),
+]

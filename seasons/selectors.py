@@ -1,0 +1,85 @@
+"""Reads of boards and seasons: which season a request means, and what clients may list."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from config.errors import NotFound
+
+from .models import Board, Season
+
+DEFAULT_BOARD = "global"
+
+_season_cache: dict[tuple[str, str | None], tuple[float, Season]] = {}
+
+
+def board_get(*, slug: str) -> Board:
+    board = Board.objects.filter(slug=slug).first()
+    if board is None:
+        raise NotFound(f"Unknown board '{slug}'.", code="board_not_found")
+    return board
+
+
+def boards_list() -> QuerySet[Board]:
+    return Board.objects.order_by("slug")
+
+
+def seasons_list(*, board: Board) -> QuerySet[Season]:
+    return Season.objects.filter(board=board).select_related("board").order_by("starts_at")
+
+
+def season_current(*, board: Board, now: datetime | None = None) -> Season | None:
+    """The season whose window holds `now`; between seasons, the one that ended last."""
+    now = now or timezone.now()
+    seasons = Season.objects.filter(board=board).select_related("board")
+    running = seasons.filter(starts_at__lte=now, ends_at__gt=now).order_by("-starts_at").first()
+    if running is not None:
+        return running
+    return seasons.filter(starts_at__lte=now).order_by("-ends_at").first()
+
+
+def season_next(*, board: Board, now: datetime | None = None) -> Season | None:
+    now = now or timezone.now()
+    return (
+        Season.objects.filter(board=board, starts_at__gt=now)
+        .select_related("board")
+        .order_by("starts_at")
+        .first()
+    )
+
+
+def season_get(*, board_slug: str | None, season_slug: str | None) -> Season:
+    """The season a request names, or the board's current one (uncached)."""
+    board = board_get(slug=board_slug or DEFAULT_BOARD)
+    if season_slug:
+        season = (
+            Season.objects.filter(board=board, slug=season_slug).select_related("board").first()
+        )
+        if season is None:
+            raise NotFound(
+                f"Board '{board.slug}' has no season '{season_slug}'.", code="season_not_found"
+            )
+        return season
+    season = season_current(board=board)
+    if season is None:
+        raise NotFound(f"Board '{board.slug}' has no running season.", code="no_active_season")
+    return season
+
+
+def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Season:
+    """season_get, cached briefly in the process: read endpoints resolve a season per request."""
+    key = (board_slug or DEFAULT_BOARD, season_slug or None)
+    cached = _season_cache.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < settings.LEADERBOARD_SEASON_CACHE_SECONDS:
+        return cached[1]
+    season = season_get(board_slug=board_slug, season_slug=season_slug)
+    if len(_season_cache) > 1000:
+        _season_cache.clear()
+    _season_cache[key] = (now, season)
+    return season

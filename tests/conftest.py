@@ -1,0 +1,64 @@
+"""Shared fixtures: a real PostgreSQL test database and a real Redis under this run's own prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from leaderboards import selectors as leaderboard_selectors
+from leaderboards import store
+from matches.models import GameServer
+from seasons import selectors as season_selectors
+from seasons.models import Season
+
+from .factories import BoardFactory, SeasonFactory
+
+
+@pytest.fixture(autouse=True)
+def _clean_redis() -> Iterator[None]:
+    """Every test starts with no leaderboard keys and empty in-process caches."""
+    leaderboard_selectors._top_cache.clear()
+    season_selectors._season_cache.clear()
+    yield
+    store.delete_prefixed_keys()
+    cache.delete_pattern("*")
+
+
+@pytest.fixture
+def client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def api_key(db: Any) -> str:
+    _, key = GameServer.objects.create_key(name="test game server")
+    return key
+
+
+@pytest.fixture
+def server(api_key: str) -> APIClient:
+    """A client authenticated as a game server."""
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Api-Key {api_key}")
+    return api
+
+
+@pytest.fixture
+def season(db: Any) -> Season:
+    """The running season of the default `global` board."""
+    return SeasonFactory(board=BoardFactory(slug="global", name="Global"), slug="s1")
+
+
+@pytest.fixture
+def post_scores(server: APIClient, django_capture_on_commit_callbacks: Any) -> Callable[[Any], Any]:
+    """POST /api/v1/scores and run the on-commit mirror, as the Celery worker would."""
+
+    def post(body: Any) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            return server.post("/api/v1/scores", body, format="json")
+
+    return post

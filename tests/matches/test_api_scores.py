@@ -1,0 +1,298 @@
+"""POST /api/v1/scores: authentication, validation, idempotency and the confirmed answer."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from leaderboards import store
+from matches.models import MatchResult, Player, PlayerTotal
+from tests.factories import BoardFactory, SeasonFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def nothing_written() -> bool:
+    return (
+        MatchResult.objects.count() == 0
+        and PlayerTotal.objects.count() == 0
+        and Player.objects.count() == 0
+    )
+
+
+def test_accepted_result_is_confirmed_with_the_new_total(post_scores, season):
+    response = post_scores({"player_id": "p104", "points": 50, "match_id": "m982"})
+
+    assert response.status_code == 201
+    assert response.json() == {
+        "status": "accepted",
+        "match_id": "m982",
+        "player_id": "p104",
+        "board": "global",
+        "season": "s1",
+        "points": 50,
+        "total_points": 50,
+    }
+    result = MatchResult.objects.get()
+    assert (result.season_id, result.match_id, result.player_id, result.points) == (
+        season.id,
+        "m982",
+        "p104",
+        50,
+    )
+    total = PlayerTotal.objects.get()
+    assert (total.points, total.mirrored_version, total.version) == (50, 1, 1)
+    assert store.read_rank(season.id, "p104")[1].rank == 1
+
+
+def test_results_add_up_and_reached_at_is_the_latest_ended_at(post_scores, season):
+    late = timezone.now().replace(microsecond=0) - timedelta(minutes=1)
+    early = late - timedelta(hours=2)
+
+    post_scores({"player_id": "p1", "points": 10, "match_id": "a", "ended_at": late.isoformat()})
+    second = post_scores(
+        {"player_id": "p1", "points": 5, "match_id": "b", "ended_at": early.isoformat()}
+    )
+
+    assert second.status_code == 201
+    assert second.json()["total_points"] == 15
+    total = PlayerTotal.objects.get()
+    assert (total.points, total.reached_at) == (15, late)
+
+
+def test_same_result_again_is_a_duplicate_and_changes_nothing(post_scores, season):
+    body = {"player_id": "p1", "points": 50, "match_id": "m1"}
+    post_scores(body)
+
+    again = post_scores(body)
+
+    assert again.status_code == 200
+    assert again.json()["status"] == "duplicate"
+    assert again.json()["total_points"] == 50
+    assert MatchResult.objects.count() == 1
+    assert PlayerTotal.objects.get().points == 50
+    assert PlayerTotal.objects.get().version == 1
+
+
+def test_same_match_with_different_points_is_a_conflict(post_scores, season):
+    post_scores({"player_id": "p1", "points": 50, "match_id": "m1"})
+
+    response = post_scores({"player_id": "p1", "points": 60, "match_id": "m1"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+    assert list(MatchResult.objects.values_list("points", flat=True)) == [50]
+    assert PlayerTotal.objects.get().points == 50
+
+
+def test_one_match_has_many_players(post_scores, season):
+    first = post_scores({"player_id": "p1", "points": 50, "match_id": "m1"})
+    second = post_scores({"player_id": "p2", "points": 30, "match_id": "m1"})
+
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert MatchResult.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"HTTP_AUTHORIZATION": "Api-Key nope.nope"}, {"HTTP_AUTHORIZATION": "Bearer x"}]
+)
+def test_writes_need_a_valid_game_server_key(client, season, headers):
+    response = client.post(
+        "/api/v1/scores",
+        {"player_id": "p1", "points": 5, "match_id": "m"},
+        format="json",
+        **headers,
+    )
+
+    assert response.status_code in (401, 403)
+    assert response.json()["error"]["code"] in ("not_authenticated", "permission_denied")
+    assert nothing_written()
+
+
+def test_a_revoked_key_fails_at_once(client, season, api_key):
+    from matches.models import GameServer
+
+    GameServer.objects.update(revoked=True)
+
+    response = client.post(
+        "/api/v1/scores",
+        {"player_id": "p1", "points": 5, "match_id": "m"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Api-Key {api_key}",
+    )
+
+    assert response.status_code == 403
+    assert nothing_written()
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": "", "points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": "a" * 65, "points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": "bad id", "points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": "é", "points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": 12, "points": 5, "match_id": "m"}, "player_id"),
+        ({"player_id": "p1", "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 0, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": -3, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 2**29, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 10**30, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 5.5, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 5.0, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": "5", "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": True, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": None, "match_id": "m"}, "points"),
+        ({"player_id": "p1", "points": 5}, "match_id"),
+        ({"player_id": "p1", "points": 5, "match_id": ""}, "match_id"),
+        ({"player_id": "p1", "points": 5, "match_id": "x" * 129}, "match_id"),
+        ({"player_id": "p1", "points": 5, "match_id": "a\nb"}, "match_id"),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "ended_at": "yesterday"}, "ended_at"),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "ended_at": 1700000000}, "ended_at"),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "extra": 1}, "extra"),
+    ],
+)
+def test_invalid_result_is_rejected_and_nothing_is_written(post_scores, season, body, field):
+    response = post_scores(body)
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert field in error["details"]["fields"]
+    assert nothing_written()
+
+
+@pytest.mark.parametrize("raw", [b"{", b"[1,", b"NaN", b'{"player_id": "p1", "points": NaN}'])
+def test_malformed_json_is_rejected(server, season, raw):
+    response = server.post("/api/v1/scores", raw, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] in ("malformed_json", "validation_error")
+    assert nothing_written()
+
+
+def test_a_body_that_is_not_an_object_is_rejected(post_scores, season):
+    response = post_scores("just a string")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "validation_error"
+    assert nothing_written()
+
+
+def test_ended_at_in_the_future_is_rejected(post_scores, season):
+    future = timezone.now() + timedelta(hours=1)
+
+    response = post_scores(
+        {"player_id": "p1", "points": 5, "match_id": "m", "ended_at": future.isoformat()}
+    )
+
+    assert response.status_code == 400
+    assert "ended_at" in response.json()["error"]["details"]["fields"]
+    assert nothing_written()
+
+
+def test_unknown_board_is_404(post_scores, season):
+    response = post_scores({"player_id": "p1", "points": 5, "match_id": "m", "board": "nope"})
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "board_not_found"
+    assert nothing_written()
+
+
+def test_unknown_season_is_404(post_scores, season):
+    response = post_scores({"player_id": "p1", "points": 5, "match_id": "m", "season": "nope"})
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "season_not_found"
+    assert nothing_written()
+
+
+def test_result_outside_the_named_season_window_is_season_closed(post_scores, season):
+    before = season.starts_at - timedelta(minutes=1)
+
+    response = post_scores(
+        {
+            "player_id": "p1",
+            "points": 5,
+            "match_id": "m",
+            "season": "s1",
+            "ended_at": before.isoformat(),
+        }
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "season_closed"
+    assert nothing_written()
+
+
+def test_season_past_its_grace_period_is_closed(post_scores, db):
+    now = timezone.now()
+    SeasonFactory(
+        board=BoardFactory(slug="global"),
+        slug="old",
+        starts_at=now - timedelta(days=10),
+        ends_at=now - timedelta(days=2),
+        grace_period=timedelta(hours=1),
+    )
+    ended = now - timedelta(days=3)
+
+    response = post_scores(
+        {"player_id": "p1", "points": 5, "match_id": "m", "ended_at": ended.isoformat()}
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "season_closed"
+    assert nothing_written()
+
+
+def test_late_result_inside_the_grace_period_is_accepted(post_scores, db):
+    now = timezone.now()
+    season = SeasonFactory(
+        board=BoardFactory(slug="global"),
+        slug="ending",
+        starts_at=now - timedelta(days=10),
+        ends_at=now - timedelta(minutes=10),
+        grace_period=timedelta(hours=1),
+    )
+    ended = season.ends_at - timedelta(seconds=1)
+
+    response = post_scores(
+        {"player_id": "p1", "points": 5, "match_id": "m", "ended_at": ended.isoformat()}
+    )
+
+    assert response.status_code == 201
+    assert response.json()["season"] == "ending"
+
+
+def test_no_running_season_is_409(post_scores, db):
+    BoardFactory(slug="global")
+
+    response = post_scores({"player_id": "p1", "points": 5, "match_id": "m"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "no_active_season"
+    assert nothing_written()
+
+
+def test_a_total_may_not_pass_the_points_limit(post_scores, season):
+    post_scores({"player_id": "p1", "points": 2**29 - 10, "match_id": "m1"})
+
+    response = post_scores({"player_id": "p1", "points": 10, "match_id": "m2"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "total_limit_exceeded"
+    assert MatchResult.objects.count() == 1
+    assert PlayerTotal.objects.get().points == 2**29 - 10
+
+
+def test_results_go_to_the_named_board(post_scores, season):
+    other = SeasonFactory(board=BoardFactory(slug="ranked-eu"), slug="s1")
+
+    response = post_scores({"player_id": "p1", "points": 7, "match_id": "m", "board": "ranked-eu"})
+
+    assert response.status_code == 201
+    assert response.json()["board"] == "ranked-eu"
+    assert PlayerTotal.objects.get().season_id == other.id
+    assert store.read_rank(other.id, "p1")[1].composite // 2**24 == 7
+    assert store.read_rank(season.id, "p1")[1] is None
