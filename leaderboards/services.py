@@ -76,7 +76,8 @@ def _mirror_chunk(total_ids: list[int]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            UPDATE matches_playertotal AS t SET mirrored_version = GREATEST(t.mirrored_version, v.version)
+            UPDATE matches_playertotal AS t
+            SET mirrored_version = GREATEST(t.mirrored_version, v.version)
             FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, version)
             WHERE t.id = v.id AND t.mirrored_version < v.version
             """,
@@ -124,7 +125,8 @@ def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
             f"""
             SELECT player_id,
                    {ranked_points}::bigint * 16777216 + 16777215
-                   - LEAST(GREATEST(floor(extract(epoch FROM reached_at - %s)), 0), 16777215)::bigint
+                   - LEAST(GREATEST(floor(extract(epoch FROM reached_at - %s)), 0),
+                           16777215)::bigint
             FROM matches_playertotal WHERE season_id = %s
             """,  # noqa: S608 - the points expression is one of two fixed strings
             [season.starts_at, season.id],

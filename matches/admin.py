@@ -1,4 +1,4 @@
-"""Admin for players, match results (read-only: they are the record), totals and game-server keys."""
+"""Admin for players, match results and totals (read-only: they are the record), and keys."""
 
 from django.contrib import admin
 from django.http import HttpRequest
