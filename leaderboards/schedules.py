@@ -7,6 +7,9 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 # name -> (task, every N seconds)
 PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Mirror committed results not yet in Redis": ("leaderboards.tasks.sweep_unmirrored", 5),
+    "Create upcoming seasons from board schedules": ("seasons.tasks.plan_seasons", 60),
+    "Close seasons whose grace period is over": ("seasons.tasks.close_due_seasons", 60),
+    "Remove expired Redis keys of closed seasons": ("seasons.tasks.remove_expired_standings", 3600),
 }
 
 

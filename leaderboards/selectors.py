@@ -15,9 +15,9 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from matches.models import Player
-from seasons.models import Season
+from seasons.models import Season, SeasonState
 
-from . import store
+from . import archive, store
 from .scoring import points_of
 
 RANK_STYLES = ("ordinal", "competition")
@@ -58,6 +58,58 @@ def profiles_forget(player_ids: Sequence[str]) -> None:
     cache.delete_many([_profile_key(i) for i in player_ids])
 
 
+class _LiveStandings:
+    """The season's ZSET, through the gateway."""
+
+    def __init__(self, season: Season) -> None:
+        self.season_id = season.pk
+
+    def read_page(self, *, offset: int, limit: int) -> tuple[int, list[store.Standing]]:
+        return store.read_page(self.season_id, offset=offset, limit=limit)
+
+    def read_rank(self, player_id: str) -> tuple[int, store.Standing | None]:
+        return store.read_rank(self.season_id, player_id)
+
+    def read_around(
+        self, player_id: str, *, n: int
+    ) -> tuple[int, store.Standing | None, list[store.Standing]]:
+        return store.read_around(self.season_id, player_id, n=n)
+
+    def read_many(self, player_ids: Sequence[str]) -> tuple[int, list[store.Standing | None]]:
+        return store.read_many(self.season_id, player_ids)
+
+
+class _ArchivedStandings:
+    """A closed season's archive in PostgreSQL."""
+
+    def __init__(self, season: Season) -> None:
+        self.season = season
+
+    def read_page(self, *, offset: int, limit: int) -> tuple[int, list[store.Standing]]:
+        return archive.read_page(self.season, offset=offset, limit=limit)
+
+    def read_rank(self, player_id: str) -> tuple[int, store.Standing | None]:
+        return archive.read_rank(self.season, player_id)
+
+    def read_around(
+        self, player_id: str, *, n: int
+    ) -> tuple[int, store.Standing | None, list[store.Standing]]:
+        return archive.read_around(self.season, player_id, n=n)
+
+    def read_many(self, player_ids: Sequence[str]) -> tuple[int, list[store.Standing | None]]:
+        return archive.read_many(self.season, player_ids)
+
+
+def standings_source(season: Season) -> _LiveStandings | _ArchivedStandings:
+    """Live seasons read the ZSET; a closed one reads its key while the board keeps it (fast
+    "last season" pages) and the archive once the key is gone or lost."""
+    if season.state != SeasonState.CLOSED:
+        return _LiveStandings(season)
+    if season.standings_removed_at is None and store.standings_exist(season.pk):
+        return _LiveStandings(season)
+    return _ArchivedStandings(season)
+
+
 def _rank(standing: store.Standing, rank_style: str) -> int:
     return standing.better_count + 1 if rank_style == "competition" else standing.rank
 
@@ -92,7 +144,7 @@ def leaderboard_top(
     cached = _top_cache.get(key)
     if ttl > 0 and cached is not None and now - cached[0] < ttl:
         return cached[1]
-    total, standings = store.read_page(season.pk, offset=offset, limit=limit)
+    total, standings = standings_source(season).read_page(offset=offset, limit=limit)
     answer = {
         "board": season.board.slug,
         "season": season.slug,
@@ -115,7 +167,7 @@ def _percentile(rank: int, total: int) -> float:
 def player_standing(
     *, season: Season, player_id: str, rank_style: str = "ordinal"
 ) -> dict[str, Any] | None:
-    total, standing = store.read_rank(season.pk, player_id)
+    total, standing = standings_source(season).read_rank(player_id)
     if standing is None:
         return None
     rank = _rank(standing, rank_style)
@@ -133,7 +185,7 @@ def player_standing(
 def player_around(
     *, season: Season, player_id: str, n: int = 5, rank_style: str = "ordinal"
 ) -> dict[str, Any] | None:
-    total, me, standings = store.read_around(season.pk, player_id, n=n)
+    total, me, standings = standings_source(season).read_around(player_id, n=n)
     if me is None:
         return None
     return {
@@ -151,7 +203,7 @@ def players_ranks(
     *, season: Season, player_ids: Sequence[str], rank_style: str = "ordinal"
 ) -> dict[str, Any]:
     """Rank and points of each player (null when they have no score), in one round trip."""
-    total, standings = store.read_many(season.pk, player_ids)
+    total, standings = standings_source(season).read_many(player_ids)
     profiles = profiles_get(player_ids)
     lowest_first = season.board.lowest_first
     entries = []

@@ -1,13 +1,18 @@
-"""Admin for boards and seasons; a season's ZSET can be rebuilt from PostgreSQL here."""
+"""Admin for boards (rules, schedule, reward tiers) and seasons (rebuild, close, export)."""
+
+import io
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from leaderboards.tasks import rebuild_season
+from matches.admin import ReadOnlyAdmin
 
-from .models import Board, Season
+from .exports import standings_export_csv, standings_export_parquet
+from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
+from .tasks import close_season
 
 
 class SeasonInline(admin.TabularInline):
@@ -16,22 +21,64 @@ class SeasonInline(admin.TabularInline):
     fields = ("slug", "name", "starts_at", "ends_at", "grace_period", "state")
     readonly_fields = ("state",)
     show_change_link = True
+    ordering = ("-starts_at",)
+
+
+class RewardTierInline(admin.TabularInline):
+    model = RewardTier
+    extra = 1
+    fields = ("rank_from", "rank_to", "top_percent", "reward_code")
 
 
 @admin.register(Board)
 class BoardAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "score_operator", "sort_order", "created_at")
+    list_display = ("slug", "name", "score_operator", "sort_order", "schedule", "schedule_timezone")
     search_fields = ("slug", "name")
-    inlines = [SeasonInline]
+    fieldsets = (
+        (None, {"fields": ("slug", "name")}),
+        ("Rules", {"fields": ("score_operator", "sort_order")}),
+        (
+            "Schedule",
+            {
+                "fields": (
+                    "schedule",
+                    "schedule_cron",
+                    "schedule_timezone",
+                    "season_grace_period",
+                    "keep_closed_standings_days",
+                )
+            },
+        ),
+    )
+    inlines = [RewardTierInline, SeasonInline]
 
 
 @admin.register(Season)
 class SeasonAdmin(admin.ModelAdmin):
-    list_display = ("slug", "board", "name", "starts_at", "ends_at", "grace_period", "status")
+    list_display = (
+        "slug",
+        "board",
+        "name",
+        "starts_at",
+        "ends_at",
+        "grace_period",
+        "status",
+        "close_step",
+        "archived_players",
+    )
     list_filter = ("board", "state")
     search_fields = ("slug", "name", "board__slug")
-    readonly_fields = ("state", "created_at")
-    actions = ["rebuild_standings"]
+    readonly_fields = (
+        "state",
+        "close_step",
+        "close_started_at",
+        "closed_at",
+        "archived_players",
+        "snapshot_attempts",
+        "standings_removed_at",
+        "created_at",
+    )
+    actions = ["rebuild_standings", "close_now", "export_csv", "export_parquet"]
 
     @admin.display(description="Status")
     def status(self, season: Season) -> str:
@@ -46,3 +93,58 @@ class SeasonAdmin(admin.ModelAdmin):
             f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",
             messages.SUCCESS,
         )
+
+    @admin.action(description="Close now (archive standings, give rewards)")
+    def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
+        seasons = list(queryset.exclude(state=SeasonState.CLOSED))
+        for season in seasons:
+            close_season.delay(season.pk, force=True)
+        self.message_user(
+            request,
+            f"Queued closing of {len(seasons)} season(s); watch the close step column.",
+            messages.SUCCESS,
+        )
+
+    def _export(self, request: HttpRequest, queryset: QuerySet[Season], kind: str) -> HttpResponse:
+        if queryset.count() != 1 or queryset.get().state != SeasonState.CLOSED:
+            self.message_user(
+                request, "Select exactly one closed season to export.", messages.ERROR
+            )
+            return None
+        season = queryset.select_related("board").get()
+        name = f"{season.board.slug}-{season.slug}-standings.{kind}"
+        if kind == "csv":
+            text = io.StringIO()
+            standings_export_csv(season=season, out=text)
+            response = HttpResponse(text.getvalue(), content_type="text/csv")
+        else:
+            data = io.BytesIO()
+            standings_export_parquet(season=season, out=data)
+            response = HttpResponse(data.getvalue(), content_type="application/vnd.apache.parquet")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+    @admin.action(description="Export final standings (CSV)")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
+        return self._export(request, queryset, "csv")
+
+    @admin.action(description="Export final standings (Parquet)")
+    def export_parquet(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
+        return self._export(request, queryset, "parquet")
+
+
+@admin.register(ArchivedStanding)
+class ArchivedStandingAdmin(ReadOnlyAdmin):
+    list_display = ("season", "rank", "player", "points", "reached_at")
+    list_filter = ("season__board", "season")
+    search_fields = ("player__player_id",)
+    list_select_related = ("season", "season__board")
+    show_full_result_count = False
+
+
+@admin.register(SeasonReward)
+class SeasonRewardAdmin(ReadOnlyAdmin):
+    list_display = ("season", "rank", "player", "reward_code", "awarded_at")
+    list_filter = ("season__board", "season", "reward_code")
+    search_fields = ("player__player_id",)
+    list_select_related = ("season", "season__board")

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import validate_query
+from matches.api import check_player_id
 
 from . import selectors
 from .models import Board, Season
@@ -34,6 +35,9 @@ class BoardOut(serializers.Serializer):
     name = serializers.CharField()
     score_operator = serializers.CharField()
     sort_order = serializers.CharField()
+    schedule = serializers.CharField()
+    schedule_cron = serializers.CharField()
+    schedule_timezone = serializers.CharField()
     current_season = SeasonOut(allow_null=True)
     next_season = SeasonOut(allow_null=True)
 
@@ -64,6 +68,9 @@ def board_out(board: Board) -> dict[str, Any]:
         "name": board.name,
         "score_operator": board.score_operator,
         "sort_order": board.sort_order,
+        "schedule": board.schedule,
+        "schedule_cron": board.cron_expression,
+        "schedule_timezone": board.schedule_timezone,
         "current_season": season_out(current) if current else None,
         "next_season": season_out(upcoming) if upcoming else None,
     }
@@ -98,3 +105,62 @@ class SeasonDetailView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)
+
+
+class HistoryRowOut(serializers.Serializer):
+    board = serializers.CharField()
+    season = serializers.CharField()
+    season_name = serializers.CharField()
+    ends_at = serializers.DateTimeField()
+    final_rank = serializers.IntegerField()
+    competition_rank = serializers.IntegerField()
+    points = serializers.IntegerField()
+    total_players = serializers.IntegerField(allow_null=True)
+    reward = serializers.CharField(allow_null=True)
+
+
+class HistoryOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    seasons = HistoryRowOut(many=True)
+
+
+class PlayerHistoryView(APIView):
+    @extend_schema(responses=HistoryOut, summary="A player's final rank in every closed season")
+    def get(self, request: Request, player_id: str) -> Response:
+        check_player_id(player_id)
+        rows = selectors.player_history(player_id=player_id)
+        return Response(HistoryOut({"player_id": player_id, "seasons": rows}).data)
+
+
+class RewardOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    rank = serializers.IntegerField()
+    reward_code = serializers.CharField()
+    awarded_at = serializers.DateTimeField()
+
+
+class RewardsOut(serializers.Serializer):
+    board = serializers.CharField()
+    season = serializers.CharField()
+    rewards = RewardOut(many=True)
+
+
+class RewardsQuery(BoardQuery):
+    player_id = serializers.RegexField(r"^[A-Za-z0-9_.-]{1,64}$", required=False)
+
+
+class SeasonRewardsView(APIView):
+    @extend_schema(
+        parameters=[_BOARD_PARAM, OpenApiParameter("player_id", str, description="One player.")],
+        responses=RewardsOut,
+        summary="The rewards of a closed season",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        query = validate_query(RewardsQuery, request.query_params)
+        season = selectors.season_get(
+            board_slug=query.get("board") or selectors.DEFAULT_BOARD, season_slug=slug
+        )
+        rewards = selectors.season_rewards(season=season, player_id=query.get("player_id"))
+        return Response(
+            RewardsOut({"board": season.board.slug, "season": season.slug, "rewards": rewards}).data
+        )

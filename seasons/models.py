@@ -1,11 +1,15 @@
 """Boards (named leaderboards with their rules) and the seasons that reset them."""
 
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from cronsim import CronSim, CronSimError
+from django.contrib.postgres.constraints import ExclusionConstraint
+from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Func, Q
 from django.utils import timezone
 
 # A season's window must fit the 24 low bits of the composite score (see leaderboards/scoring.py).
@@ -27,6 +31,22 @@ class SortOrder(models.TextChoices):
     LOWEST_FIRST = "lowest_first", "Lowest first (times)"
 
 
+class ScheduleKind(models.TextChoices):
+    NONE = "none", "No schedule (seasons created by hand)"
+    WEEKLY = "weekly", "Weekly (Mondays 00:00)"
+    MONTHLY = "monthly", "Monthly (the 1st, 00:00)"
+    QUARTERLY = "quarterly", "Quarterly (Jan, Apr, Jul, Oct 1st, 00:00)"
+    CRON = "cron", "Cron expression"
+
+
+# Every schedule is a cron expression: a season runs from one firing to the next.
+SCHEDULE_CRON = {
+    ScheduleKind.WEEKLY: "0 0 * * MON",
+    ScheduleKind.MONTHLY: "0 0 1 * *",
+    ScheduleKind.QUARTERLY: "0 0 1 1,4,7,10 *",
+}
+
+
 class Board(models.Model):
     slug = models.SlugField(max_length=64, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
@@ -35,6 +55,25 @@ class Board(models.Model):
     )
     sort_order = models.CharField(
         max_length=16, choices=SortOrder.choices, default=SortOrder.HIGHEST_FIRST
+    )
+    schedule = models.CharField(
+        max_length=16, choices=ScheduleKind.choices, default=ScheduleKind.NONE
+    )
+    schedule_cron = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="Five-field cron expression, for the cron schedule (e.g. '0 18 * * FRI').",
+    )
+    schedule_timezone = models.CharField(
+        max_length=64, default="UTC", help_text="Time zone the schedule is read in."
+    )
+    season_grace_period = models.DurationField(
+        default=timedelta(hours=1), help_text="Grace period of the seasons the schedule creates."
+    )
+    keep_closed_standings_days = models.PositiveIntegerField(
+        default=7,
+        help_text="Days a closed season's leaderboard stays in Redis (the archive stays forever).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -47,6 +86,31 @@ class Board(models.Model):
     @property
     def lowest_first(self) -> bool:
         return self.sort_order == SortOrder.LOWEST_FIRST
+
+    @property
+    def cron_expression(self) -> str:
+        if self.schedule == ScheduleKind.CRON:
+            return self.schedule_cron
+        return SCHEDULE_CRON.get(self.schedule, "")
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            ZoneInfo(self.schedule_timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValidationError({"schedule_timezone": "Unknown time zone."}) from exc
+        if self.schedule == ScheduleKind.CRON:
+            try:
+                firings = CronSim(self.schedule_cron, timezone.now())
+                first, second = next(firings), next(firings)
+            except (CronSimError, ValueError, StopIteration) as exc:
+                raise ValidationError({"schedule_cron": f"Invalid cron expression: {exc}"}) from exc
+            if (second - first).total_seconds() > MAX_SEASON_SECONDS:
+                raise ValidationError(
+                    {"schedule_cron": "Seasons may last at most 2^24 - 1 seconds (about 194 days)."}
+                )
+        elif self.schedule_cron:
+            raise ValidationError({"schedule_cron": "Only used with the cron schedule."})
 
 
 class SeasonState(models.TextChoices):
@@ -77,6 +141,15 @@ class Season(models.Model):
         help_text="How long after ends_at late results (that ended before ends_at) are accepted.",
     )
     state = models.CharField(max_length=8, choices=SeasonState.choices, default=SeasonState.OPEN)
+    # Progress of the close job, so an admin can watch it and a rerun can resume it.
+    close_step = models.CharField(max_length=32, blank=True, default="")
+    close_started_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    archived_players = models.PositiveIntegerField(null=True, blank=True)
+    snapshot_attempts = models.PositiveSmallIntegerField(default=0)
+    standings_removed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the closed season's Redis key was removed."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -92,6 +165,22 @@ class Season(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(grace_period__gte=timedelta(0)), name="season_grace_not_negative"
+            ),
+            # Two seasons of one board never overlap, so every result has exactly one home.
+            ExclusionConstraint(
+                name="season_windows_do_not_overlap",
+                expressions=[
+                    (F("board"), RangeOperators.EQUAL),
+                    (
+                        Func(
+                            F("starts_at"),
+                            F("ends_at"),
+                            function="TSTZRANGE",
+                            output_field=DateTimeRangeField(),
+                        ),
+                        RangeOperators.OVERLAPS,
+                    ),
+                ],
             ),
         ]
         indexes = [models.Index(fields=["board", "starts_at", "ends_at"])]
@@ -137,3 +226,95 @@ class Season(models.Model):
     def holds(self, moment: datetime) -> bool:
         """Whether a result that ended at `moment` belongs to this season's window."""
         return self.starts_at <= moment < self.ends_at
+
+
+class ArchivedStanding(models.Model):
+    """A closed season's final standings, snapshotted from the ZSET and checked against totals."""
+
+    season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="archived_standings")
+    rank = models.PositiveIntegerField()
+    competition_rank = models.PositiveIntegerField()
+    player = models.ForeignKey("matches.Player", on_delete=models.PROTECT, related_name="+")
+    points = models.IntegerField()
+    reached_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["season", "rank"], name="archive_unique_rank"),
+            models.UniqueConstraint(fields=["season", "player"], name="archive_unique_player"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} #{self.rank} {self.player_id}"
+
+
+class RewardTier(models.Model):
+    """A prize for a range of final ranks (1, 2-10, 11-100) or for a top percentage."""
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="reward_tiers")
+    reward_code = models.CharField(max_length=64)
+    rank_from = models.PositiveIntegerField(null=True, blank=True)
+    rank_to = models.PositiveIntegerField(null=True, blank=True)
+    top_percent = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="Instead of a rank range: the best this percent of players.",
+    )
+
+    class Meta:
+        ordering = ["board", "rank_from", "top_percent"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(
+                        rank_from__isnull=False,
+                        rank_to__isnull=False,
+                        top_percent__isnull=True,
+                        rank_from__gte=1,
+                        rank_to__gte=F("rank_from"),
+                    )
+                    | Q(
+                        rank_from__isnull=True,
+                        rank_to__isnull=True,
+                        top_percent__isnull=False,
+                        top_percent__gt=0,
+                        top_percent__lte=100,
+                    )
+                ),
+                name="reward_tier_ranks_or_percent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        if self.top_percent is not None:
+            return f"top {self.top_percent}%: {self.reward_code}"
+        return f"#{self.rank_from}-{self.rank_to}: {self.reward_code}"
+
+    def clean(self) -> None:
+        super().clean()
+        if self.top_percent is not None:
+            if self.rank_from is not None or self.rank_to is not None:
+                raise ValidationError("Give either a rank range or a top percentage, not both.")
+        elif self.rank_from is None or self.rank_to is None:
+            raise ValidationError("Give a rank range (from and to) or a top percentage.")
+        elif self.rank_from < 1 or self.rank_to < self.rank_from:
+            raise ValidationError({"rank_to": "The range must run from rank 1 or more upwards."})
+
+
+class SeasonReward(models.Model):
+    season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="rewards")
+    player = models.ForeignKey("matches.Player", on_delete=models.PROTECT, related_name="rewards")
+    rank = models.PositiveIntegerField()
+    reward_code = models.CharField(max_length=64)
+    awarded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["season", "player"], name="reward_once_per_season"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} {self.player_id}: {self.reward_code}"

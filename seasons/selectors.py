@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from config.errors import NotFound
+from config.errors import Conflict, NotFound
 
-from .models import Board, Season
+from .models import ArchivedStanding, Board, Season, SeasonReward, SeasonState
 
 DEFAULT_BOARD = "global"
 
@@ -83,3 +84,49 @@ def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Seaso
         _season_cache.clear()
     _season_cache[key] = (now, season)
     return season
+
+
+def player_history(*, player_id: str) -> list[dict[str, Any]]:
+    """A player's final standing in every closed season, newest first, with their reward."""
+    standings = (
+        ArchivedStanding.objects.filter(player_id=player_id, season__state=SeasonState.CLOSED)
+        .select_related("season", "season__board")
+        .order_by("-season__ends_at")
+    )
+    rewards = dict(
+        SeasonReward.objects.filter(player_id=player_id).values_list("season_id", "reward_code")
+    )
+    return [
+        {
+            "board": standing.season.board.slug,
+            "season": standing.season.slug,
+            "season_name": standing.season.name,
+            "ends_at": standing.season.ends_at,
+            "final_rank": standing.rank,
+            "competition_rank": standing.competition_rank,
+            "points": standing.points,
+            "total_players": standing.season.archived_players,
+            "reward": rewards.get(standing.season_id),
+        }
+        for standing in standings
+    ]
+
+
+def season_rewards(*, season: Season, player_id: str | None = None) -> list[dict[str, Any]]:
+    if season.state != SeasonState.CLOSED:
+        raise Conflict(
+            f"Season '{season.slug}' is not closed yet; rewards are given when it closes.",
+            code="season_not_closed",
+        )
+    rewards = SeasonReward.objects.filter(season=season).order_by("rank")
+    if player_id:
+        rewards = rewards.filter(player_id=player_id)
+    return [
+        {
+            "player_id": r.player_id,
+            "rank": r.rank,
+            "reward_code": r.reward_code,
+            "awarded_at": r.awarded_at,
+        }
+        for r in rewards
+    ]

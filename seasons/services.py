@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
-from .models import Board, Season
+from .models import Board, ScheduleKind, Season
 
 DEFAULT_BOARD = "global"
-
-
-def board_ensure(*, slug: str, name: str) -> Board:
-    board, _ = Board.objects.get_or_create(slug=slug, defaults={"name": name})
-    return board
-
-
-def month_window(moment: datetime) -> tuple[datetime, datetime]:
-    """The UTC calendar month that holds `moment`."""
-    moment = moment.astimezone(UTC)
-    start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    end = (start + timedelta(days=32)).replace(day=1)
-    return start, end
 
 
 def season_create(
@@ -53,19 +38,14 @@ def season_create(
 
 
 def default_board_ensure(*, now: datetime | None = None) -> tuple[Board, Season]:
-    """The `global` board with a season for the current calendar month (idempotent)."""
-    now = now or timezone.now()
-    start, end = month_window(now)
-    with transaction.atomic():
-        board = board_ensure(slug=DEFAULT_BOARD, name="Global")
-        Board.objects.select_for_update().get(pk=board.pk)
-        season = Season.objects.filter(board=board, starts_at__lte=now, ends_at__gt=now).first()
-        if season is None:
-            season = season_create(
-                board=board,
-                slug=f"m{start:%Y%m}",
-                name=f"{start:%B %Y}",
-                starts_at=start,
-                ends_at=end,
-            )
-    return board, season
+    """The `global` board on a monthly schedule, with its running season (idempotent)."""
+    from .planning import board_seasons_plan
+
+    board, _ = Board.objects.get_or_create(
+        slug=DEFAULT_BOARD, defaults={"name": "Global", "schedule": ScheduleKind.MONTHLY}
+    )
+    if board.schedule == ScheduleKind.NONE:
+        Board.objects.filter(pk=board.pk).update(schedule=ScheduleKind.MONTHLY)
+        board.refresh_from_db()
+    current, _ = board_seasons_plan(board=board, now=now)
+    return board, current

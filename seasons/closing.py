@@ -1,0 +1,247 @@
+"""Closing a season: freeze it, archive its final standings, check them, award rewards.
+
+Every step is idempotent and records its progress on the season, so a run killed at any step
+is finished by the next one without duplicating or losing a row:
+
+1. closing     the season stops taking results (writers hold a share lock on the season row,
+               so this waits for in-flight results and no new one starts)
+2. mirrored    every committed total of the season is in its ZSET
+3. snapshotted the ZSET, paged by rank, is copied into the archive (replacing any partial copy)
+4. verified   the archive is checked against PostgreSQL's totals: same players, same points,
+               ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again
+5. rewarded    reward tiers are applied to the archive, never to the live key
+6. closed      done; the Redis key is kept for the board's retention days, then unlinked
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from config.errors import Conflict
+from leaderboards import store
+from leaderboards.scoring import TIME_SLOTS, points_of
+from leaderboards.services import season_rebuild_standings, totals_mirror
+from matches.models import PlayerTotal
+
+from .models import Season, SeasonState
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_PAGE = 1000
+MAX_SNAPSHOT_ATTEMPTS = 2
+
+Progress = Callable[[str, int, int], None]
+
+
+class StandingsMismatch(Exception):
+    """The archived snapshot disagrees with PostgreSQL even after a rebuild."""
+
+
+def _step(season: Season, step: str, **fields: object) -> None:
+    Season.objects.filter(pk=season.pk).update(close_step=step, **fields)
+    season.close_step = step
+    for name, value in fields.items():
+        setattr(season, name, value)
+
+
+def season_close(
+    *,
+    season: Season,
+    force: bool = False,
+    now: datetime | None = None,
+    on_progress: Progress | None = None,
+) -> Season:
+    """Close a season (or finish closing it). `force` closes before the grace period is over."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        season = Season.objects.select_for_update().select_related("board").get(pk=season.pk)
+        if season.state == SeasonState.CLOSED:
+            return season
+        if not force and now < season.accepts_until:
+            raise Conflict(
+                f"Season '{season.slug}' takes late results until "
+                f"{season.accepts_until.isoformat()}.",
+                code="season_not_over",
+            )
+        if season.state == SeasonState.OPEN:
+            season.state = SeasonState.CLOSING
+            season.close_started_at = now
+            season.close_step = "closing"
+            season.save(update_fields=["state", "close_started_at", "close_step"])
+
+    _mirror_pending(season)
+    _step(season, "mirrored")
+
+    for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
+        Season.objects.filter(pk=season.pk).update(snapshot_attempts=F("snapshot_attempts") + 1)
+        archived = _snapshot(season, on_progress)
+        _step(season, "snapshotted", archived_players=archived)
+        problems = _verify(season)
+        if not problems:
+            break
+        logger.error(
+            "season %s snapshot %d disagrees with PostgreSQL: %s; rebuilding",
+            season.pk,
+            attempt,
+            problems,
+        )
+        season_rebuild_standings(season=season)
+    else:
+        raise StandingsMismatch(f"season {season.pk}: {problems}")
+    _step(season, "verified")
+
+    awarded = _award(season, now)
+    _step(season, "rewarded")
+    logger.info("season %s: %d players archived, %d rewards", season.pk, archived, awarded)
+
+    Season.objects.filter(pk=season.pk).update(
+        state=SeasonState.CLOSED, close_step="closed", closed_at=now
+    )
+    season.refresh_from_db()
+    return season
+
+
+def _mirror_pending(season: Season) -> None:
+    pending = list(
+        PlayerTotal.objects.filter(season=season, mirrored_version__lt=F("version")).values_list(
+            "id", flat=True
+        )
+    )
+    totals_mirror(total_ids=pending)
+
+
+def _snapshot(season: Season, on_progress: Progress | None) -> int:
+    """Copy the ZSET, by rank in pages, into the archive; one transaction replaces any earlier
+    partial copy, so a crash here leaves either nothing or a whole snapshot."""
+    expected = store.board_size(season.pk)
+    lowest_first = season.board.lowest_first
+    copied = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM seasons_archivedstanding WHERE season_id = %s", [season.pk])
+        with cursor.cursor.copy(
+            "COPY seasons_archivedstanding"
+            " (season_id, rank, competition_rank, player_id, points, reached_at) FROM STDIN"
+        ) as copy:
+            for page in store.iter_standings(season.pk, page_size=SNAPSHOT_PAGE):
+                for standing in page:
+                    elapsed = TIME_SLOTS - 1 - standing.composite % TIME_SLOTS
+                    copy.write_row(
+                        (
+                            season.pk,
+                            standing.rank,
+                            standing.better_count + 1,
+                            standing.player_id,
+                            points_of(standing.composite, lowest_first=lowest_first),
+                            season.starts_at + timedelta(seconds=elapsed),
+                        )
+                    )
+                copied += len(page)
+                if on_progress is not None:
+                    on_progress("snapshot", copied, expected)
+    return copied
+
+
+def _verify(season: Season) -> dict[str, int]:
+    """Differences between the archive and PostgreSQL's totals (empty when they agree)."""
+    ranked_points = "(536870911 - t.points)" if season.board.lowest_first else "t.points"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*) FROM
+                (SELECT player_id, points FROM seasons_archivedstanding WHERE season_id = %s) a
+                FULL OUTER JOIN
+                (SELECT player_id, points FROM matches_playertotal WHERE season_id = %s) t
+                ON a.player_id = t.player_id
+            WHERE a.player_id IS NULL OR t.player_id IS NULL OR a.points <> t.points
+            """,
+            [season.pk, season.pk],
+        )
+        (wrong_players,) = cursor.fetchone()
+        cursor.execute(
+            f"""
+            SELECT count(*) FROM (
+                SELECT a.rank, row_number() OVER (
+                    ORDER BY {ranked_points} DESC,
+                             LEAST(GREATEST(floor(extract(epoch FROM t.reached_at - %s)), 0),
+                                   16777215) ASC,
+                             t.player_id COLLATE "C" DESC
+                ) AS expected
+                FROM seasons_archivedstanding a
+                JOIN matches_playertotal t
+                  ON t.season_id = a.season_id AND t.player_id = a.player_id
+                WHERE a.season_id = %s
+            ) ranked WHERE rank <> expected
+            """,  # noqa: S608 - the points expression is one of two fixed strings
+            [season.starts_at, season.pk],
+        )
+        (wrong_ranks,) = cursor.fetchone()
+        if not wrong_players and not wrong_ranks:
+            # The ZSET holds whole seconds; keep PostgreSQL's exact time in the archive.
+            cursor.execute(
+                """
+                UPDATE seasons_archivedstanding a SET reached_at = t.reached_at
+                FROM matches_playertotal t
+                WHERE a.season_id = %s AND t.season_id = a.season_id
+                  AND t.player_id = a.player_id AND a.reached_at <> t.reached_at
+                """,
+                [season.pk],
+            )
+    problems = {"wrong_players": wrong_players, "wrong_ranks": wrong_ranks}
+    return {name: count for name, count in problems.items() if count}
+
+
+def _award(season: Season, now: datetime) -> int:
+    """One reward per player, from the archive; idempotent. When several tiers match, rank-range
+    tiers win over percentage tiers, then the range starting highest, then the smallest share."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at)
+            SELECT DISTINCT ON (a.player_id) a.season_id, a.player_id, a.rank, t.reward_code, %s
+            FROM seasons_archivedstanding a
+            JOIN seasons_rewardtier t ON t.board_id = %s AND (
+                (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
+                OR (t.top_percent IS NOT NULL
+                    AND a.rank <= ceil(t.top_percent / 100.0 * %s)))
+            WHERE a.season_id = %s
+            ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from, t.top_percent, t.id
+            ON CONFLICT (season_id, player_id) DO NOTHING
+            """,
+            [now, season.board_id, season.archived_players or 0, season.pk],
+        )
+        return cursor.rowcount
+
+
+def seasons_close_due(*, now: datetime | None = None) -> list[int]:
+    """Close every season whose grace period is over; returns their ids."""
+    now = now or timezone.now()
+    due = list(
+        Season.objects.exclude(state=SeasonState.CLOSED)
+        .filter(ends_at__lte=now - F("grace_period"))
+        .order_by("ends_at")
+        .values_list("id", flat=True)
+    )
+    for season_id in due:
+        season_close(season=Season.objects.get(pk=season_id), now=now)
+    return due
+
+
+def closed_standings_remove_expired(*, now: datetime | None = None) -> int:
+    """UNLINK the Redis keys of seasons closed longer ago than their board keeps them."""
+    now = now or timezone.now()
+    removed = 0
+    seasons = Season.objects.filter(
+        state=SeasonState.CLOSED, standings_removed_at__isnull=True, closed_at__isnull=False
+    ).select_related("board")
+    for season in seasons:
+        if season.closed_at + timedelta(days=season.board.keep_closed_standings_days) <= now:
+            store.delete_standings(season.pk)
+            Season.objects.filter(pk=season.pk).update(standings_removed_at=now)
+            removed += 1
+    return removed

@@ -1,0 +1,47 @@
+"""Close a season now: archive its standings, check them, give rewards (with a progress bar)."""
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from config.errors import DomainError
+from seasons.closing import season_close
+from seasons.selectors import season_get
+
+
+class Command(BaseCommand):
+    help = "Close a season (or finish closing it). Idempotent: safe to run again after a crash."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--board", default="global")
+        parser.add_argument("--season", required=True)
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Close even though the grace period is not over yet.",
+        )
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args: object, **options: object) -> None:
+        try:
+            season = season_get(board_slug=options["board"], season_slug=options["season"])
+            with tqdm(
+                unit="player",
+                disable=bool(options["no_progress"]),
+                desc=f"closing {season.board.slug}/{season.slug}",
+            ) as bar:
+
+                def progress(step: str, done: int, total: int) -> None:
+                    bar.total = total
+                    bar.n = done
+                    bar.set_postfix_str(step)
+                    bar.refresh()
+
+                season = season_close(
+                    season=season, force=bool(options["force"]), on_progress=progress
+                )
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        self.stdout.write(
+            f"Season {season.board.slug}/{season.slug} is {season.state}: "
+            f"{season.archived_players} players archived, {season.rewards.count()} rewards."
+        )

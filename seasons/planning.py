@@ -1,0 +1,112 @@
+"""Season schedules: turn a board's schedule into season windows and create them ahead of time.
+
+Every schedule is a cron expression read in the board's time zone; a season runs from one firing
+to the next. Planning holds the board's row lock, and windows of one board may not overlap (a
+database constraint), so two beats or two workers never create the same season twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from cronsim import CronSim
+from django.db import transaction
+from django.utils import timezone
+
+from .models import MAX_SEASON_SECONDS, Board, ScheduleKind, Season
+
+
+def schedule_window(board: Board, moment: datetime) -> tuple[datetime, datetime]:
+    """The [start, end) window of the board's schedule that holds `moment`."""
+    tz = ZoneInfo(board.schedule_timezone)
+    local = moment.astimezone(tz).replace(microsecond=0) + timedelta(seconds=1)
+    start = next(CronSim(board.cron_expression, local, reverse=True))
+    end = next(CronSim(board.cron_expression, start))
+    return start.astimezone(UTC), end.astimezone(UTC)
+
+
+def season_slug(board: Board, starts_at: datetime) -> str:
+    local = starts_at.astimezone(ZoneInfo(board.schedule_timezone))
+    if board.schedule == ScheduleKind.WEEKLY:
+        year, week, _ = local.isocalendar()
+        return f"w{year}-{week:02d}"
+    if board.schedule == ScheduleKind.MONTHLY:
+        return f"m{local:%Y-%m}"
+    if board.schedule == ScheduleKind.QUARTERLY:
+        return f"s{local.year}q{(local.month - 1) // 3 + 1}"
+    return f"s{local:%Y%m%d-%H%M}"
+
+
+def season_name(board: Board, starts_at: datetime) -> str:
+    local = starts_at.astimezone(ZoneInfo(board.schedule_timezone))
+    if board.schedule == ScheduleKind.WEEKLY:
+        year, week, _ = local.isocalendar()
+        return f"Week {week}, {year}"
+    if board.schedule == ScheduleKind.MONTHLY:
+        return f"{local:%B %Y}"
+    if board.schedule == ScheduleKind.QUARTERLY:
+        return f"Q{(local.month - 1) // 3 + 1} {local.year}"
+    return f"Season of {local:%Y-%m-%d %H:%M} ({board.schedule_timezone})"
+
+
+def _season_at(board: Board, moment: datetime) -> Season:
+    """The board's season holding `moment`, created from the schedule when there is none.
+
+    A new window is clipped to the seasons already around it, so a board given a schedule
+    after hand-made seasons continues from them instead of overlapping them.
+    """
+    existing = Season.objects.filter(board=board, starts_at__lte=moment, ends_at__gt=moment).first()
+    if existing is not None:
+        return existing
+    start, end = schedule_window(board, moment)
+    previous_end = (
+        Season.objects.filter(board=board, ends_at__gt=start, ends_at__lte=moment)
+        .order_by("-ends_at")
+        .values_list("ends_at", flat=True)
+        .first()
+    )
+    following_start = (
+        Season.objects.filter(board=board, starts_at__gt=moment, starts_at__lt=end)
+        .order_by("starts_at")
+        .values_list("starts_at", flat=True)
+        .first()
+    )
+    start = max(start, previous_end or start)
+    end = min(end, following_start or end)
+    if (end - start).total_seconds() > MAX_SEASON_SECONDS:
+        end = start + timedelta(seconds=MAX_SEASON_SECONDS)
+    slug = season_slug(board, start)
+    if Season.objects.filter(board=board, slug=slug).exists():
+        slug = f"{slug}-{start:%H%M%S}"
+    season = Season(
+        board=board,
+        slug=slug,
+        name=season_name(board, start),
+        starts_at=start,
+        ends_at=end,
+        grace_period=board.season_grace_period,
+    )
+    season.full_clean()
+    season.save()
+    return season
+
+
+def board_seasons_plan(*, board: Board, now: datetime | None = None) -> list[Season]:
+    """Make sure a scheduled board has its running season and the one after it."""
+    if board.schedule == ScheduleKind.NONE:
+        return []
+    now = now or timezone.now()
+    with transaction.atomic():
+        board = Board.objects.select_for_update().get(pk=board.pk)
+        current = _season_at(board, now)
+        upcoming = _season_at(board, current.ends_at)
+    return [current, upcoming]
+
+
+def seasons_plan_all(*, now: datetime | None = None) -> int:
+    """Plan every scheduled board; returns how many boards were planned."""
+    boards = Board.objects.exclude(schedule=ScheduleKind.NONE)
+    for board in boards:
+        board_seasons_plan(board=board, now=now)
+    return len(boards)

@@ -1,0 +1,277 @@
+"""Closing a season into archived standings and rewards: exact, checked, resumable."""
+
+import csv
+import io
+from datetime import timedelta
+
+import pyarrow.parquet as pq
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from config.errors import Conflict
+from leaderboards import store
+from seasons import closing
+from seasons.models import ArchivedStanding, RewardTier, Season, SeasonReward
+from tests.factories import BoardFactory, SeasonFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ended(post_scores):
+    """A global season that ended an hour ago (grace 10 minutes) with 12 players: p00 has the
+    most points; p05 and p06 tie on points, p06 reached them first."""
+    now = timezone.now().replace(microsecond=0)
+    board = BoardFactory(slug="global")
+    season = SeasonFactory(
+        board=board,
+        slug="past",
+        starts_at=now - timedelta(days=7),
+        ends_at=now - timedelta(hours=1),
+        grace_period=timedelta(minutes=10),
+    )
+    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
+    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
+    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
+    body = []
+    for i in range(12):
+        points = 5 if i in (5, 6) else 100 - i
+        ended_at = season.starts_at + timedelta(seconds=100 - i)
+        body.append(
+            {
+                "player_id": f"p{i:02d}",
+                "points": points,
+                "match_id": "m",
+                "season": "past",
+                "ended_at": ended_at.isoformat(),
+            }
+        )
+    with_season = Season.objects.filter(pk=season.pk)
+    with_season.update(ends_at=now + timedelta(hours=1))  # open while the results arrive
+    assert post_scores(body).status_code == 200
+    with_season.update(ends_at=now - timedelta(hours=1))
+    season.refresh_from_db()
+    return season
+
+
+def archive(season):
+    return list(
+        ArchivedStanding.objects.filter(season=season)
+        .order_by("rank")
+        .values_list("rank", "competition_rank", "player_id", "points")
+    )
+
+
+def rewards(season):
+    return dict(SeasonReward.objects.filter(season=season).values_list("player_id", "reward_code"))
+
+
+EXPECTED_ORDER = [
+    "p00",
+    "p01",
+    "p02",
+    "p03",
+    "p04",
+    "p07",
+    "p08",
+    "p09",
+    "p10",
+    "p11",
+    "p06",
+    "p05",
+]
+
+
+def test_closing_archives_exact_standings_and_rewards(ended):
+    season = closing.season_close(season=ended)
+
+    assert (season.state, season.close_step, season.archived_players) == ("closed", "closed", 12)
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+    assert archive(season)[-2:] == [(11, 11, "p06", 5), (12, 11, "p05", 5)]
+    assert rewards(season) == {
+        "p00": "gold",
+        "p01": "silver",
+        "p02": "silver",
+        "p03": "top-half",
+        "p04": "top-half",
+        "p07": "top-half",
+    }
+    total = ended.totals.get(player_id="p03")
+    assert ArchivedStanding.objects.get(season=season, player_id="p03").reached_at == (
+        total.reached_at
+    )
+
+
+def test_closing_before_the_grace_period_ends_is_refused_unless_forced(post_scores, season):
+    post_scores({"player_id": "p1", "points": 5, "match_id": "m"})
+
+    with pytest.raises(Conflict) as error:
+        closing.season_close(season=season)
+    assert error.value.code == "season_not_over"
+    assert Season.objects.get(pk=season.pk).state == "open"
+
+    closed = closing.season_close(season=season, force=True)
+    assert closed.state == "closed"
+    response = post_scores({"player_id": "p1", "points": 5, "match_id": "m2"})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "season_closed"
+
+
+@pytest.mark.parametrize("step", ["_mirror_pending", "_snapshot", "_verify", "_award"])
+def test_a_close_killed_at_any_step_is_finished_by_the_next_run(ended, monkeypatch, step):
+    real = getattr(closing, step)
+
+    def crash(*args, **kwargs):
+        real(*args, **kwargs)
+        raise SystemExit(f"killed after {step}")
+
+    monkeypatch.setattr(closing, step, crash)
+    with pytest.raises(SystemExit):
+        closing.season_close(season=ended)
+    assert Season.objects.get(pk=ended.pk).state == "closing"
+
+    monkeypatch.setattr(closing, step, real)
+    season = closing.season_close(season=ended)
+
+    assert season.state == "closed"
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+    assert len(rewards(season)) == 6
+    assert closing.season_close(season=season).state == "closed"
+    assert ArchivedStanding.objects.filter(season=season).count() == 12
+
+
+def test_unmirrored_results_are_mirrored_before_the_snapshot(server, ended):
+    Season.objects.filter(pk=ended.pk).update(ends_at=timezone.now() + timedelta(hours=1))
+    # committed, but the mirror task never ran
+    server.post(
+        "/api/v1/scores",
+        {"player_id": "late", "points": 1000, "match_id": "x", "season": "past"},
+        format="json",
+    )
+    Season.objects.filter(pk=ended.pk).update(ends_at=timezone.now() - timedelta(hours=1))
+    ended.refresh_from_db()
+
+    season = closing.season_close(season=ended)
+
+    assert archive(season)[0] == (1, 1, "late", 1000)
+    assert season.snapshot_attempts == 1
+
+
+def test_a_corrupted_leaderboard_is_caught_and_rebuilt_before_archiving(ended):
+    store.write_standings([store.StandingWrite(ended.pk, "ghost", 2**52)])
+    store.compare_and_set(
+        ended.pk, "p05", expected=store.scores_of(ended.pk, ["p05"])[0], composite=2**40
+    )
+
+    season = closing.season_close(season=ended)
+
+    assert season.snapshot_attempts == 2
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+    assert "ghost" not in rewards(season)
+
+
+def test_reads_of_a_closed_season_come_from_the_archive_after_the_key_is_gone(client, ended):
+    closing.season_close(season=ended)
+    urls = [
+        "/api/v1/leaderboard/top?season=past&limit=5&offset=8",
+        "/api/v1/leaderboard/top?season=past&rank_style=competition&offset=9",
+        "/api/v1/leaderboard/players/p06?season=past",
+        "/api/v1/leaderboard/players/p05?season=past&rank_style=competition",
+        "/api/v1/leaderboard/players/p03/around?season=past&n=2",
+    ]
+    from_redis = [client.get(url).json() for url in urls]
+    ranks_redis = client.post(
+        "/api/v1/leaderboard/ranks?season=past", {"player_ids": ["p05", "zz", "p00"]}, format="json"
+    ).json()
+
+    assert closing.closed_standings_remove_expired() == 0
+    assert closing.closed_standings_remove_expired(now=timezone.now() + timedelta(days=8)) == 1
+    assert not store.standings_exist(ended.pk)
+    from_archive = [client.get(url).json() for url in urls]
+    ranks_archive = client.post(
+        "/api/v1/leaderboard/ranks?season=past", {"player_ids": ["p05", "zz", "p00"]}, format="json"
+    ).json()
+
+    for redis_answer, archive_answer in zip(from_redis, from_archive, strict=True):
+        redis_answer.pop("as_of", None)
+        archive_answer.pop("as_of", None)
+        assert archive_answer == redis_answer
+    assert ranks_archive == ranks_redis
+    assert from_archive[0]["entries"][0]["rank"] == 9
+    assert from_archive[3]["rank"] == 11
+
+
+def test_the_players_history_and_the_seasons_rewards(client, ended):
+    closing.season_close(season=ended)
+
+    history = client.get("/api/v1/players/p01/seasons").json()
+    rewards_all = client.get("/api/v1/seasons/past/rewards").json()
+    rewards_one = client.get("/api/v1/seasons/past/rewards?player_id=p00").json()
+
+    assert history["player_id"] == "p01"
+    [row] = history["seasons"]
+    assert (row["board"], row["season"], row["final_rank"], row["points"], row["reward"]) == (
+        "global",
+        "past",
+        2,
+        99,
+        "silver",
+    )
+    assert [(r["player_id"], r["rank"], r["reward_code"]) for r in rewards_all["rewards"]][:3] == [
+        ("p00", 1, "gold"),
+        ("p01", 2, "silver"),
+        ("p02", 3, "silver"),
+    ]
+    assert [r["reward_code"] for r in rewards_one["rewards"]] == ["gold"]
+    assert client.get("/api/v1/players/nobody/seasons").json() == {
+        "player_id": "nobody",
+        "seasons": [],
+    }
+
+
+def test_rewards_of_a_season_not_closed_yet_are_409(client, season):
+    response = client.get("/api/v1/seasons/s1/rewards")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "season_not_closed"
+
+
+def test_exports_to_csv_and_parquet(ended, tmp_path, capsys):
+    closing.season_close(season=ended)
+
+    call_command("export_standings", "--season", "past", "--output", str(tmp_path / "s.csv"))
+    call_command(
+        "export_standings",
+        "--season",
+        "past",
+        "--format",
+        "parquet",
+        "--output",
+        str(tmp_path / "s.parquet"),
+    )
+
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "s.csv").read_text())))
+    assert [r["player_id"] for r in rows] == EXPECTED_ORDER
+    assert rows[0]["reward_code"] == "gold"
+    table = pq.read_table(tmp_path / "s.parquet").to_pydict()
+    assert table["player_id"] == EXPECTED_ORDER
+    assert table["rank"] == list(range(1, 13))
+
+
+def test_the_close_command_shows_progress_and_is_idempotent(ended, capsys):
+    call_command("close_season", "--season", "past", "--no-progress")
+    call_command("close_season", "--season", "past", "--no-progress")
+
+    out = capsys.readouterr().out
+    assert out.count("is closed: 12 players archived, 6 rewards") == 2
+
+
+def test_the_periodic_task_closes_every_season_that_is_due(ended):
+    running = SeasonFactory(board=BoardFactory(slug="other"))
+
+    closed = closing.seasons_close_due()
+
+    assert closed == [ended.pk]
+    assert Season.objects.get(pk=ended.pk).state == "closed"
+    assert Season.objects.get(pk=running.pk).state == "open"

@@ -1,0 +1,135 @@
+"""Schedules turn into seasons on time, ahead of time, exactly once."""
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from threading import Barrier
+
+import pytest
+import time_machine
+from django.core.exceptions import ValidationError
+from django.db import connection
+
+from seasons.models import Board, Season
+from seasons.planning import board_seasons_plan, schedule_window, seasons_plan_all
+from tests.factories import BoardFactory, SeasonFactory
+
+pytestmark = pytest.mark.django_db
+
+WEDNESDAY = datetime(2026, 11, 25, 15, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "cron", "tz", "start", "end", "slug"),
+    [
+        ("weekly", "", "UTC", "2026-11-23T00:00", "2026-11-30T00:00", "w2026-48"),
+        ("monthly", "", "UTC", "2026-11-01T00:00", "2026-12-01T00:00", "m2026-11"),
+        ("quarterly", "", "UTC", "2026-10-01T00:00", "2027-01-01T00:00", "s2026q4"),
+        ("weekly", "", "America/New_York", "2026-11-23T05:00", "2026-11-30T05:00", "w2026-48"),
+        ("cron", "0 18 * * FRI", "UTC", "2026-11-20T18:00", "2026-11-27T18:00", "s20261120-1800"),
+    ],
+)
+def test_a_schedule_gives_the_window_holding_a_moment(schedule, cron, tz, start, end, slug):
+    board = BoardFactory(schedule=schedule, schedule_cron=cron, schedule_timezone=tz)
+
+    with time_machine.travel(WEDNESDAY, tick=False):
+        [current, upcoming] = board_seasons_plan(board=board)
+
+    assert (current.starts_at, current.ends_at, current.slug) == (
+        datetime.fromisoformat(start).replace(tzinfo=UTC),
+        datetime.fromisoformat(end).replace(tzinfo=UTC),
+        slug,
+    )
+    assert upcoming.starts_at == current.ends_at
+    assert schedule_window(board, current.ends_at)[0] == upcoming.starts_at
+
+
+def test_planning_twice_creates_nothing_new():
+    board = BoardFactory(schedule="weekly")
+    with time_machine.travel(WEDNESDAY, tick=False):
+        first = board_seasons_plan(board=board)
+        second = board_seasons_plan(board=board)
+        seasons_plan_all()
+
+    assert [s.pk for s in first] == [s.pk for s in second]
+    assert Season.objects.filter(board=board).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_planners_at_once_create_each_season_once():
+    board = BoardFactory(schedule="weekly")
+    barrier = Barrier(2)
+
+    def plan() -> list[int]:
+        barrier.wait(timeout=10)
+        try:
+            with time_machine.travel(WEDNESDAY, tick=False):
+                return [s.pk for s in board_seasons_plan(board=board)]
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        results = [f.result(timeout=30) for f in [pool.submit(plan), pool.submit(plan)]]
+
+    assert results[0] == results[1]
+    assert Season.objects.filter(board=board).count() == 2
+
+
+def test_a_schedule_continues_after_hand_made_seasons():
+    board = BoardFactory(schedule="weekly")
+    manual = SeasonFactory(
+        board=board,
+        slug="launch",
+        starts_at=datetime(2026, 11, 20, tzinfo=UTC),
+        ends_at=datetime(2026, 11, 26, tzinfo=UTC),
+    )
+
+    with time_machine.travel(WEDNESDAY, tick=False):
+        [current, upcoming] = board_seasons_plan(board=board)
+
+    assert current == manual
+    assert (upcoming.starts_at, upcoming.ends_at) == (
+        datetime(2026, 11, 26, tzinfo=UTC),
+        datetime(2026, 11, 30, tzinfo=UTC),
+    )
+
+
+def test_seasons_of_one_board_may_not_overlap():
+    from django.db import IntegrityError
+
+    season = SeasonFactory()
+
+    with pytest.raises(IntegrityError):
+        SeasonFactory(
+            board=season.board,
+            starts_at=season.starts_at + timedelta(days=1),
+            ends_at=season.ends_at + timedelta(days=1),
+        )
+
+
+@pytest.mark.parametrize(
+    ("fields", "error_field"),
+    [
+        ({"schedule": "cron", "schedule_cron": "not cron"}, "schedule_cron"),
+        ({"schedule": "cron", "schedule_cron": "0 0 1 1 *"}, "schedule_cron"),
+        ({"schedule": "weekly", "schedule_cron": "0 0 * * *"}, "schedule_cron"),
+        ({"schedule": "weekly", "schedule_timezone": "Mars/Olympus"}, "schedule_timezone"),
+    ],
+)
+def test_bad_schedules_are_refused(fields, error_field):
+    board = Board(slug="b", name="B", **fields)
+
+    with pytest.raises(ValidationError) as error:
+        board.full_clean()
+    assert error_field in error.value.message_dict
+
+
+def test_the_api_shows_when_the_next_season_starts(client):
+    BoardFactory(slug="weekly", schedule="weekly")
+    with time_machine.travel(WEDNESDAY, tick=False):
+        seasons_plan_all()
+        body = client.get("/api/v1/boards").json()[0]
+
+    assert body["schedule"] == "weekly"
+    assert body["current_season"]["ends_at"] == "2026-11-30T00:00:00Z"
+    assert body["next_season"]["starts_at"] == "2026-11-30T00:00:00Z"
+    assert body["next_season"]["status"] == "scheduled"
