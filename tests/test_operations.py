@@ -31,9 +31,9 @@ def test_bootstrap_is_idempotent(capsys):
     call_command("bootstrap")
     call_command("bootstrap")
 
-    assert Board.objects.filter(slug="global").count() == 1
-    assert Season.objects.filter(board__slug="global").count() == 1
-    assert Season.objects.get().status == "running"
+    assert Board.objects.get(slug="global").schedule == "monthly"
+    statuses = [s.status for s in Season.objects.filter(board__slug="global")]
+    assert sorted(statuses) == ["running", "scheduled"]
     assert PeriodicTask.objects.filter(task="leaderboards.tasks.sweep_unmirrored").count() == 1
 
 
