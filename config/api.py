@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
-from rest_framework import serializers
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import exceptions, serializers
+from rest_framework.parsers import JSONParser
 
 from config.errors import InvalidInput
 
@@ -49,3 +53,58 @@ def validate_query(serializer_class: type[serializers.Serializer], params: Any) 
     if not serializer.is_valid():
         raise InvalidInput("Invalid query parameters.", details=serializer.errors)
     return dict(serializer.validated_data)
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = 413
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+class LimitedJSONParser(JSONParser):
+    """JSON bodies up to MAX_REQUEST_BODY_BYTES; NaN, Infinity and absurd nesting are refused."""
+
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> Any:
+        limit = settings.MAX_REQUEST_BODY_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise PayloadTooLarge(f"The request body may be at most {limit} bytes.")
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"The request body may be at most {limit} bytes.")
+        try:
+            return super().parse(io.BytesIO(raw), media_type, parser_context)
+        except RecursionError as exc:
+            raise exceptions.ParseError("JSON nested too deeply.") from exc
+
+
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+
+PLAYER_ID_PATH = OpenApiParameter(
+    "player_id",
+    str,
+    OpenApiParameter.PATH,
+    pattern=PLAYER_ID_PATTERN,
+    description="1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'.",
+)
+# In query strings an empty value means "not given", as in an HTML form.
+OPTIONAL_SLUG_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,63})?$"
+OPTIONAL_PLAYER_ID_PATTERN = r"^([A-Za-z0-9_.-]{1,64})?$"
+
+SLUG_PATH = OpenApiParameter("slug", str, OpenApiParameter.PATH, pattern=SLUG_PATTERN)
+BOARD_QUERY = OpenApiParameter(
+    "board", str, pattern=OPTIONAL_SLUG_PATTERN, description="Board slug (default: global)."
+)
+SEASON_QUERY = OpenApiParameter(
+    "season",
+    str,
+    pattern=OPTIONAL_SLUG_PATTERN,
+    description="Season slug (default: the running season).",
+)

@@ -8,7 +8,9 @@ from typing import Any
 
 import redis.exceptions
 from django.db import DatabaseError, InterfaceError, OperationalError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -27,6 +29,11 @@ class DomainError(Exception):
         self.details = details
         if code is not None:
             self.code = code
+
+
+class Forbidden(DomainError):
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "forbidden"
 
 
 class NotFound(DomainError):
@@ -71,7 +78,7 @@ def _drf_code(exc: exceptions.APIException) -> str:
     for cls in type(exc).__mro__:
         if cls in _DRF_CODES:
             return _DRF_CODES[cls]
-    return "error"
+    return str(getattr(exc, "default_code", "error"))
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -120,9 +127,26 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return Response(error_body("internal_error", "Internal server error."), status=500)
 
 
-def json_not_found(request: Any, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(error_body("not_found", "Not found."), status=404)
+def _is_api(request: Any) -> bool:
+    return request.path.startswith("/api/")
 
 
-def json_server_error(request: Any) -> JsonResponse:
-    return JsonResponse(error_body("internal_error", "Internal server error."), status=500)
+def json_not_found(request: Any, exception: Exception | None = None) -> HttpResponse:
+    """404: the error body under /api/, the HTML page (templates/404.html) everywhere else."""
+    if _is_api(request):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    # Pages raise Http404 with a sentence for the reader; the URL resolver's 404 carries none.
+    message = exception.args[0] if exception is not None and exception.args else None
+    return render(
+        request,
+        "404.html",
+        {"message": message if isinstance(message, str) else None},
+        status=404,
+    )
+
+
+def json_server_error(request: Any) -> HttpResponse:
+    """500: the error body under /api/, a plain page (templates/500.html) everywhere else."""
+    if _is_api(request):
+        return JsonResponse(error_body("internal_error", "Internal server error."), status=500)
+    return defaults.server_error(request)

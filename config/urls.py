@@ -1,4 +1,5 @@
-"""URL routing: the REST API under /api/v1/, its schema and docs, and the admin."""
+"""URL routing: the REST API under /api/v1/, its schema and docs, the admin, and the player
+pages at the root."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -8,6 +9,8 @@ from config import health
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("", include("django_prometheus.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/ping", health.PingView.as_view(), name="ping"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -15,6 +18,7 @@ urlpatterns = [
     path("api/v1/", include("seasons.urls")),
     path("api/v1/", include("matches.urls")),
     path("api/v1/", include("leaderboards.urls")),
+    path("", include("pages.urls")),
 ]
 
 handler404 = "config.errors.json_not_found"

@@ -10,7 +10,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import StrictCharField, StrictSerializer, validate_query
+from config.api import (
+    BOARD_QUERY,
+    PLAYER_ID_PATH,
+    SEASON_QUERY,
+    StrictCharField,
+    StrictSerializer,
+    validate_query,
+)
 from config.errors import InvalidInput, NotFound
 from matches.api import check_player_id, player_id_field_validator
 from seasons.models import Season
@@ -101,8 +108,8 @@ class RanksOut(serializers.Serializer):
 
 
 _SEASON_PARAMS = [
-    OpenApiParameter("board", str, description="Board slug (default: global)."),
-    OpenApiParameter("season", str, description="Season slug (default: the running season)."),
+    BOARD_QUERY,
+    SEASON_QUERY,
     OpenApiParameter(
         "rank_style",
         str,
@@ -127,8 +134,16 @@ class TopView(APIView):
     @extend_schema(
         parameters=[
             *_SEASON_PARAMS,
-            OpenApiParameter("limit", int, description="1-100, default 10."),
-            OpenApiParameter("offset", int, description="Ranks to skip, default 0."),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": 100},
+                description="1-100, default 10.",
+            ),
+            OpenApiParameter(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 2**31},
+                description="Ranks to skip, default 0.",
+            ),
         ],
         responses=TopOut,
         summary="The top of the board (pages through the whole board with offset)",
@@ -150,7 +165,7 @@ class TopView(APIView):
 
 class PlayerRankView(APIView):
     @extend_schema(
-        parameters=_SEASON_PARAMS,
+        parameters=[*_SEASON_PARAMS, PLAYER_ID_PATH],
         responses=PlayerRankOut,
         summary="A player's exact rank, points and percentile",
     )
@@ -168,7 +183,15 @@ class PlayerRankView(APIView):
 
 class AroundView(APIView):
     @extend_schema(
-        parameters=[*_SEASON_PARAMS, OpenApiParameter("n", int, description="0-50, default 5.")],
+        parameters=[
+            *_SEASON_PARAMS,
+            PLAYER_ID_PATH,
+            OpenApiParameter(
+                "n",
+                {"type": "integer", "minimum": 0, "maximum": 50},
+                description="0-50, default 5.",
+            ),
+        ],
         responses=AroundOut,
         summary="The ranks just above and below a player",
     )

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class LeaderboardsConfig(AppConfig):
     name = "leaderboards"
     verbose_name = "Leaderboards"
+
+    def ready(self) -> None:
+        from . import metrics
+
+        metrics.register()

@@ -16,7 +16,7 @@ from django.utils import timezone
 from matches.models import PlayerTotal
 from seasons.models import ScoreOperator, Season, SeasonState, SortOrder
 
-from . import store
+from . import live, store
 from .scoring import composite_for
 
 logger = logging.getLogger(__name__)
@@ -41,10 +41,15 @@ def totals_mirror(*, total_ids: Sequence[int]) -> int:
 
 
 def _mirror_chunk(total_ids: list[int]) -> int:
+    totals = PlayerTotal.objects.filter(id__in=total_ids).exclude(season__state=SeasonState.CLOSED)
+    # Banned players are kept off live boards; removing them here also undoes a mirror that
+    # raced with the ban.
+    for season_id, player_id in totals.filter(player__banned_at__isnull=False).values_list(
+        "season_id", "player_id"
+    ):
+        store.remove_players(season_id, [player_id])
     rows = list(
-        PlayerTotal.objects.filter(id__in=total_ids)
-        .exclude(season__state=SeasonState.CLOSED)
-        .values_list(
+        totals.filter(player__banned_at__isnull=True).values_list(
             "id",
             "season_id",
             "player_id",
@@ -72,6 +77,7 @@ def _mirror_chunk(total_ids: list[int]) -> int:
         )
         for _, season_id, player_id, points, reached_at, _, starts_at, operator, sort_order in rows
     )
+    live.standings_changed({row[1] for row in rows})
     # Record what was written; GREATEST keeps an older, slower task from moving it back.
     with connection.cursor() as cursor:
         cursor.execute(
@@ -127,7 +133,10 @@ def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
                    {ranked_points}::bigint * 16777216 + 16777215
                    - LEAST(GREATEST(floor(extract(epoch FROM reached_at - %s)), 0),
                            16777215)::bigint
-            FROM matches_playertotal WHERE season_id = %s
+            FROM matches_playertotal t
+            WHERE season_id = %s AND NOT EXISTS (
+                SELECT 1 FROM matches_player p
+                WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
             """,  # noqa: S608 - the points expression is one of two fixed strings
             [season.starts_at, season.id],
         )
@@ -144,6 +153,7 @@ def season_rebuild_standings(
     """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size."""
     started = timezone.now()
     size = store.rebuild_standings(season.id, _season_composites(season), on_chunk=on_progress)
+    live.standings_changed([season.id])
     # Mirror tasks that ran while the rebuild was reading wrote into the old key, which the
     # swap replaced: write the totals that changed since then once more.
     recent = list(
@@ -154,3 +164,14 @@ def season_rebuild_standings(
     totals_mirror(total_ids=recent)
     logger.info("rebuilt season %s: %d players, %d caught up", season.pk, size, len(recent))
     return size
+
+
+def player_standings_refresh(*, player_id: str) -> int:
+    """After a ban or an unban: take the player off every live board, or put them back exactly
+    as PostgreSQL has them. Returns how many seasons were touched."""
+    totals = PlayerTotal.objects.filter(player_id=player_id).exclude(
+        season__state=SeasonState.CLOSED
+    )
+    ids = list(totals.values_list("id", flat=True))
+    totals_mirror(total_ids=ids)
+    return len(ids)

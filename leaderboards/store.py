@@ -284,6 +284,62 @@ def read_many(season_id: int, player_ids: Sequence[str]) -> tuple[int, list[Stan
     return int(size), out
 
 
+# Players one script call ranks in a batch read: a long script blocks every other client.
+_BATCH_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRead:
+    size: int
+    top: list[Standing]
+    players: list[Standing | None]  # in the order asked, None when unranked
+    arounds: list[list[Standing]]  # one contiguous window per request, [] when unranked
+
+
+def read_batch(
+    season_id: int,
+    *,
+    top: int,
+    player_ids: Sequence[str] = (),
+    arounds: Sequence[tuple[str, int]] = (),
+) -> BatchRead:
+    """The top, many players' ranks and several around-me windows of one season, in one round
+    trip (the live ticker's read). Each part is read atomically; the parts may be a few
+    commands apart, which a reader that looks again on the next change tolerates."""
+    key = standings_key(season_id)
+    pipe = client().pipeline(transaction=False)
+    if top > 0:
+        _script(_READ_PAGE)(keys=[key], args=[0, top - 1], client=pipe)
+    chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
+    for chunk in chunks:
+        _script(_READ_MANY)(keys=[key], args=list(chunk), client=pipe)
+    for player_id, n in arounds:
+        _script(_READ_AROUND)(keys=[key], args=[player_id, n], client=pipe)
+    pipe.zcard(key)
+    replies = iter(pipe.execute())
+
+    page: list[Standing] = []
+    if top > 0:
+        _, first_better, flat = next(replies)
+        page = _with_better(_rows(flat, 1), int(first_better or 0))
+    players: list[Standing | None] = []
+    for chunk in chunks:
+        _, rows = next(replies)
+        for player_id, (rank, score, better) in zip(chunk, rows, strict=True):
+            players.append(
+                None
+                if rank is None
+                else Standing(player_id, int(rank) + 1, int(float(score)), int(better))
+            )
+    windows: list[list[Standing]] = []
+    for _ in arounds:
+        rank, _, first, first_better, flat = next(replies)
+        windows.append(
+            [] if rank is None else _with_better(_rows(flat, int(first) + 1), int(first_better))
+        )
+    return BatchRead(size=int(next(replies)), top=page, players=players, arounds=windows)
+
+
 def iter_standings(season_id: int, *, page_size: int = 1000) -> Iterable[list[Standing]]:
     """Walk the whole board by rank in pages (for archiving and checks)."""
     offset = 0
@@ -347,3 +403,13 @@ def delete_prefixed_keys() -> int:
 
 def ping() -> bool:
     return bool(client().ping())
+
+
+def rate_limit_hit(name: str, *, ttl_seconds: int) -> int:
+    """Count one request in a rate-limit window; returns the window's count so far."""
+    key = f"{settings.LEADERBOARD_KEY_PREFIX}rate:{name}"
+    pipe = client().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, ttl_seconds + 1, nx=True)
+    hits, _ = pipe.execute()
+    return int(hits)

@@ -1,10 +1,15 @@
-"""Celery entry points into the mirror; each is idempotent, so redelivery is harmless."""
+"""Celery entry points into the mirror and its repairs; each is idempotent, so redelivery and
+retries are harmless."""
+
+import logging
 
 from celery import shared_task
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from . import services
+from . import reconciliation, services
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -19,6 +24,17 @@ def mirror_totals(total_ids: list[int]) -> int:
     return services.totals_mirror(total_ids=total_ids)
 
 
+def queue_mirror(total_ids: list[int]) -> None:
+    """Queue the mirror after a commit. The result is already confirmed by then, so a broker
+    outage must not fail the request: the sweep mirrors whatever was not queued."""
+    try:
+        mirror_totals.apply_async((total_ids,), retry=False)
+    except Exception:
+        logger.warning(
+            "could not queue the mirror of %d totals; the sweep will", len(total_ids), exc_info=True
+        )
+
+
 @shared_task(acks_late=True)
 def sweep_unmirrored() -> int:
     return services.totals_mirror_pending()
@@ -30,3 +46,13 @@ def rebuild_season(season_id: int) -> int:
 
     season = Season.objects.select_related("board").get(pk=season_id)
     return services.season_rebuild_standings(season=season)
+
+
+@shared_task(acks_late=True)
+def reconcile() -> int:
+    return reconciliation.seasons_reconcile()
+
+
+@shared_task(acks_late=True)
+def refresh_player_standings(player_id: str) -> int:
+    return services.player_standings_refresh(player_id=player_id)

@@ -1,17 +1,33 @@
 """Admin for players, match results and totals (read-only: they are the record), and keys."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework_api_key.admin import APIKeyModelAdmin
 
 from .models import GameServer, MatchResult, Player, PlayerTotal
+from .services import player_ban, player_unban
 
 
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
-    list_display = ("player_id", "display_name", "created_at")
+    list_display = ("player_id", "display_name", "banned_at", "ban_reason", "created_at")
+    list_filter = (("banned_at", admin.EmptyFieldListFilter),)
     search_fields = ("player_id", "display_name")
-    readonly_fields = ("created_at", "updated_at")
+    readonly_fields = ("banned_at", "ban_reason", "created_at", "updated_at")
+    actions = ["ban", "unban"]
+
+    @admin.action(description="Ban (off live boards now; new results stop counting)")
+    def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
+        for player_id in queryset.values_list("player_id", flat=True):
+            player_ban(player_id=player_id, reason=f"banned by {request.user}")
+        self.message_user(request, f"Banned {queryset.count()} player(s).", messages.SUCCESS)
+
+    @admin.action(description="Unban (restore their standing from PostgreSQL)")
+    def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
+        for player_id in queryset.values_list("player_id", flat=True):
+            player_unban(player_id=player_id)
+        self.message_user(request, f"Unbanned {queryset.count()} player(s).", messages.SUCCESS)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -45,4 +61,4 @@ class PlayerTotalAdmin(ReadOnlyAdmin):
 
 @admin.register(GameServer)
 class GameServerAdmin(APIKeyModelAdmin):
-    pass
+    filter_horizontal = ("boards",)

@@ -11,12 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import StrictCharField, StrictIntegerField, StrictSerializer
+from config.api import PLAYER_ID_PATH, StrictCharField, StrictIntegerField, StrictSerializer
 from config.errors import InvalidInput, NotFound
 
 from . import services
 from .models import MAX_POINTS, PLAYER_ID_PATTERN, Player
-from .permissions import HasGameServerKey
+from .permissions import GameServerKeyAuthentication, IsGameServer, allowed_board_slugs
 
 MAX_BATCH = 1000
 
@@ -74,7 +74,8 @@ def _parse_item(data: Any) -> tuple[services.ResultIn | None, Any]:
 
 
 class ScoresView(APIView):
-    permission_classes = [HasGameServerKey]
+    authentication_classes = [GameServerKeyAuthentication]
+    permission_classes = [IsGameServer]
 
     @extend_schema(
         request=ResultIn,
@@ -91,7 +92,9 @@ class ScoresView(APIView):
         result, errors = _parse_item(body)
         if errors is not None:
             raise InvalidInput("The result is invalid.", details={"fields": errors})
-        (outcome,) = services.results_record(results=[result])
+        (outcome,) = services.results_record(
+            results=[result], allowed_boards=allowed_board_slugs(self.request.auth)
+        )
         code = status.HTTP_201_CREATED if outcome.status == "accepted" else status.HTTP_200_OK
         return Response(_result_out(outcome), status=code)
 
@@ -117,7 +120,9 @@ class ScoresView(APIView):
                 f"Item {invalid[0]['index']} is invalid; nothing was written.",
                 details={"index": invalid[0]["index"], "items": invalid},
             )
-        outcomes = services.results_record(results=results, batch=True)
+        outcomes = services.results_record(
+            results=results, batch=True, allowed_boards=allowed_board_slugs(self.request.auth)
+        )
         return Response([_result_out(o) for o in outcomes], status=status.HTTP_200_OK)
 
 
@@ -151,12 +156,19 @@ def check_player_id(player_id: str) -> None:
 
 
 class PlayerView(APIView):
+    authentication_classes = [GameServerKeyAuthentication]
+
     def get_permissions(self) -> list[Any]:
         if self.request.method == "PUT":
-            return [HasGameServerKey()]
+            return [IsGameServer()]
         return []
 
-    @extend_schema(responses=PlayerOut, summary="A player's public profile")
+    @extend_schema(
+        parameters=[PLAYER_ID_PATH],
+        responses=PlayerOut,
+        auth=[],
+        summary="A player's public profile",
+    )
     def get(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
         player = Player.objects.filter(player_id=player_id).first()
@@ -165,6 +177,7 @@ class PlayerView(APIView):
         return Response(_player_out(player))
 
     @extend_schema(
+        parameters=[PLAYER_ID_PATH],
         request=PlayerIn,
         responses={200: PlayerOut, 201: PlayerOut},
         summary="Create or update a player's profile (game servers)",

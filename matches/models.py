@@ -18,6 +18,10 @@ class Player(models.Model):
     player_id = models.CharField(max_length=64, primary_key=True, validators=[player_id_validator])
     display_name = models.CharField(max_length=100, blank=True, default="")
     avatar_url = models.URLField(max_length=500, blank=True, default="")
+    # A banned player is hidden from live boards and future archives; their new results are
+    # stored but do not count. Unbanning restores their standing from PostgreSQL.
+    banned_at = models.DateTimeField(null=True, blank=True)
+    ban_reason = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -42,6 +46,8 @@ class MatchResult(models.Model):
     points = models.IntegerField(validators=[MinValueValidator(1), MaxValueValidator(MAX_POINTS)])
     ended_at = models.DateTimeField()
     received_at = models.DateTimeField()
+    # False for results posted while the player was banned: kept, never added to the total.
+    counted = models.BooleanField(default=True)
 
     class Meta:
         constraints = [
@@ -96,6 +102,13 @@ class PlayerTotal(models.Model):
 
 class GameServer(AbstractAPIKey):
     """A game server's credential: the key is shown once and stored hashed; revoke to cut it off."""
+
+    boards = models.ManyToManyField(
+        "seasons.Board",
+        blank=True,
+        related_name="game_servers",
+        help_text="Boards this key may post to; leave empty for every board.",
+    )
 
     class Meta(AbstractAPIKey.Meta):
         verbose_name = "game-server key"

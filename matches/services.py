@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from config.errors import Conflict, InvalidInput, NotFound
+from config.errors import Conflict, Forbidden, InvalidInput, NotFound
 from seasons.models import Board, ScoreOperator, Season, SeasonState
 
 from .models import Player
@@ -63,17 +63,37 @@ def _where(index: int, batch: bool) -> str:
     return f"Item {index}: " if batch else ""
 
 
-def _resolve(results: Sequence[ResultIn], now: datetime, batch: bool) -> list[_Item]:
+def _resolve(
+    results: Sequence[ResultIn],
+    now: datetime,
+    batch: bool,
+    allowed_boards: frozenset[str] | None,
+) -> list[_Item]:
     """Find each result's board and season, holding a share lock on the seasons so the close job
     cannot mark one closing while this transaction writes into it."""
     board_slugs = {r.board or DEFAULT_BOARD for r in results}
     boards = {b.slug: b for b in Board.objects.filter(slug__in=board_slugs)}
     for index, result in enumerate(results):
-        if (result.board or DEFAULT_BOARD) not in boards:
+        slug = result.board or DEFAULT_BOARD
+        if slug not in boards:
             raise NotFound(
-                f"{_where(index, batch)}unknown board '{result.board or DEFAULT_BOARD}'.",
+                f"{_where(index, batch)}unknown board '{slug}'.",
                 code="board_not_found",
                 details=_at(index, batch),
+            )
+        if allowed_boards is not None and slug not in allowed_boards:
+            raise Forbidden(
+                f"{_where(index, batch)}this game-server key may not post to board '{slug}'.",
+                code="board_not_allowed",
+                details=_at(index, batch),
+            )
+        limit = boards[slug].max_points_per_result
+        if limit is not None and result.points > limit:
+            raise InvalidInput(
+                f"{_where(index, batch)}{result.points} points is more than board '{slug}' "
+                f"allows for one result ({limit}).",
+                code="points_over_limit",
+                details={**(_at(index, batch) or {}), "max_points_per_result": limit},
             )
     ended = [r.ended_at or now for r in results]
     explicit = {r.season for r in results if r.season}
@@ -175,9 +195,18 @@ def _contribution(rule: str, items: list[_Item]) -> tuple[int, datetime]:
     return best, min(i.ended_at for i in items if i.result.points == best)
 
 
-def results_record(*, results: Sequence[ResultIn], batch: bool = False) -> list[ResultOutcome]:
-    """Record match results (a batch commits all or nothing) and return one outcome each."""
-    from leaderboards.tasks import mirror_totals
+def results_record(
+    *,
+    results: Sequence[ResultIn],
+    batch: bool = False,
+    allowed_boards: frozenset[str] | None = None,
+) -> list[ResultOutcome]:
+    """Record match results (a batch commits all or nothing) and return one outcome each.
+
+    `allowed_boards` limits the boards the posting game server may write to (None: all).
+    """
+    from leaderboards.metrics import RESULTS_ACCEPTED
+    from leaderboards.tasks import queue_mirror
 
     now = timezone.now()
     skew = timedelta(seconds=settings.RESULT_CLOCK_SKEW_SECONDS)
@@ -189,8 +218,11 @@ def results_record(*, results: Sequence[ResultIn], batch: bool = False) -> list[
             )
     try:
         with transaction.atomic():
-            outcomes, total_ids = _record(results, now, batch)
-            transaction.on_commit(lambda: mirror_totals.delay(total_ids))
+            outcomes, total_ids = _record(results, now, batch, allowed_boards)
+            if total_ids:
+                transaction.on_commit(lambda: queue_mirror(total_ids))
+            accepted = sum(1 for outcome in outcomes if outcome.status == "accepted")
+            transaction.on_commit(lambda: RESULTS_ACCEPTED.inc(accepted))
     except IntegrityError as exc:
         if "total_points_in_range" in str(exc):
             raise Conflict(
@@ -202,9 +234,12 @@ def results_record(*, results: Sequence[ResultIn], batch: bool = False) -> list[
 
 
 def _record(
-    results: Sequence[ResultIn], now: datetime, batch: bool
+    results: Sequence[ResultIn],
+    now: datetime,
+    batch: bool,
+    allowed_boards: frozenset[str] | None,
 ) -> tuple[list[ResultOutcome], list[int]]:
-    items = _resolve(results, now, batch)
+    items = _resolve(results, now, batch, allowed_boards)
 
     # The same (season, match, player) twice in one request: the first one counts.
     first_of: dict[tuple[int, str, str], _Item] = {}
@@ -226,17 +261,26 @@ def _record(
 
     with connection.cursor() as cursor:
         # Sorted keys everywhere: concurrent batches lock rows in one order, so never deadlock.
+        player_ids = sorted({k[2] for k, _ in unique})
         cursor.execute(
-            "INSERT INTO matches_player (player_id, display_name, avatar_url, created_at,"
-            " updated_at) SELECT p, '', '', %s, %s FROM unnest(%s::text[]) AS p ORDER BY p"
-            " ON CONFLICT (player_id) DO NOTHING",
-            [now, now, sorted({k[2] for k, _ in unique})],
+            "INSERT INTO matches_player (player_id, display_name, avatar_url, ban_reason,"
+            " created_at, updated_at) SELECT p, '', '', '', %s, %s FROM unnest(%s::text[]) AS p"
+            " ORDER BY p ON CONFLICT (player_id) DO NOTHING",
+            [now, now, player_ids],
         )
+        # A share lock on the players: a ban waits for results in flight, and results posted
+        # after it see it. Banned players' results are stored but not counted.
+        cursor.execute(
+            "SELECT player_id, banned_at IS NOT NULL FROM matches_player"
+            " WHERE player_id = ANY(%s) ORDER BY player_id FOR SHARE",
+            [player_ids],
+        )
+        banned = {player_id for player_id, is_banned in cursor.fetchall() if is_banned}
         cursor.execute(
             """
             INSERT INTO matches_matchresult
-                (season_id, match_id, player_id, points, ended_at, received_at)
-            SELECT s, m, p, pts, e, %s
+                (season_id, match_id, player_id, points, ended_at, received_at, counted)
+            SELECT s, m, p, pts, e, %s, NOT (p = ANY(%s::text[]))
             FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::int[], %s::timestamptz[])
                 AS r(s, m, p, pts, e)
             ORDER BY s, m, p
@@ -245,6 +289,7 @@ def _record(
             """,
             [
                 now,
+                sorted(banned),
                 [k[0] for k, _ in unique],
                 [k[1] for k, _ in unique],
                 [k[2] for k, _ in unique],
@@ -278,7 +323,7 @@ def _record(
         # Each player's contribution from the results this request really inserted.
         new_by_player: dict[tuple[int, str], list[_Item]] = defaultdict(list)
         for key, item in unique:
-            if key in inserted:
+            if key in inserted and key[2] not in banned:
                 new_by_player[(key[0], key[2])].append(item)
         totals: dict[tuple[int, str], int] = {}
         total_ids: list[int] = []
@@ -385,3 +430,33 @@ def player_upsert(
             player.save(update_fields=[*changes, "updated_at"])
         transaction.on_commit(lambda: profiles_forget([player_id]))
     return player, created
+
+
+def player_ban(*, player_id: str, reason: str = "") -> Player:
+    """Ban a cheater: off every live board now, out of archives made from now on; results they
+    post are stored but not counted. Waits for results of theirs already in flight."""
+    from leaderboards.tasks import refresh_player_standings
+
+    with transaction.atomic():
+        player = Player.objects.select_for_update().get(player_id=player_id)
+        if player.banned_at is None:
+            player.banned_at = timezone.now()
+            player.ban_reason = reason
+            player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
+        transaction.on_commit(lambda: refresh_player_standings.delay(player_id))
+    return player
+
+
+def player_unban(*, player_id: str) -> Player:
+    """Lift a ban: the player's standing returns exactly as PostgreSQL has it (results posted
+    during the ban stay uncounted)."""
+    from leaderboards.tasks import refresh_player_standings
+
+    with transaction.atomic():
+        player = Player.objects.select_for_update().get(player_id=player_id)
+        if player.banned_at is not None:
+            player.banned_at = None
+            player.ban_reason = ""
+            player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
+        transaction.on_commit(lambda: refresh_player_standings.delay(player_id))
+    return player

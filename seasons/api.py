@@ -11,7 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import validate_query
+from config.api import (
+    BOARD_QUERY,
+    OPTIONAL_PLAYER_ID_PATTERN,
+    PLAYER_ID_PATH,
+    SLUG_PATH,
+    validate_query,
+)
 from matches.api import check_player_id
 
 from . import selectors
@@ -87,7 +93,7 @@ class BoardListView(APIView):
         return Response(BoardOut(boards, many=True).data)
 
 
-_BOARD_PARAM = OpenApiParameter("board", str, description="Board slug (default: global).")
+_BOARD_PARAM = BOARD_QUERY
 
 
 class SeasonListView(APIView):
@@ -101,7 +107,7 @@ class SeasonListView(APIView):
 
 
 class SeasonDetailView(APIView):
-    @extend_schema(parameters=[_BOARD_PARAM], responses=SeasonOut, summary="One season")
+    @extend_schema(parameters=[_BOARD_PARAM, SLUG_PATH], responses=SeasonOut, summary="One season")
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)
@@ -125,7 +131,11 @@ class HistoryOut(serializers.Serializer):
 
 
 class PlayerHistoryView(APIView):
-    @extend_schema(responses=HistoryOut, summary="A player's final rank in every closed season")
+    @extend_schema(
+        parameters=[PLAYER_ID_PATH],
+        responses=HistoryOut,
+        summary="A player's final rank in every closed season",
+    )
     def get(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
         rows = selectors.player_history(player_id=player_id)
@@ -151,7 +161,13 @@ class RewardsQuery(BoardQuery):
 
 class SeasonRewardsView(APIView):
     @extend_schema(
-        parameters=[_BOARD_PARAM, OpenApiParameter("player_id", str, description="One player.")],
+        parameters=[
+            _BOARD_PARAM,
+            SLUG_PATH,
+            OpenApiParameter(
+                "player_id", str, pattern=OPTIONAL_PLAYER_ID_PATTERN, description="One player."
+            ),
+        ],
         responses=RewardsOut,
         summary="The rewards of a closed season",
     )

@@ -156,7 +156,10 @@ def _verify(season: Season) -> dict[str, int]:
             SELECT count(*) FROM
                 (SELECT player_id, points FROM seasons_archivedstanding WHERE season_id = %s) a
                 FULL OUTER JOIN
-                (SELECT player_id, points FROM matches_playertotal WHERE season_id = %s) t
+                (SELECT player_id, points FROM matches_playertotal pt
+                 WHERE season_id = %s AND NOT EXISTS (
+                     SELECT 1 FROM matches_player p
+                     WHERE p.player_id = pt.player_id AND p.banned_at IS NOT NULL)) t
                 ON a.player_id = t.player_id
             WHERE a.player_id IS NULL OR t.player_id IS NULL OR a.points <> t.points
             """,

@@ -71,6 +71,12 @@ class Board(models.Model):
     season_grace_period = models.DurationField(
         default=timedelta(hours=1), help_text="Grace period of the seasons the schedule creates."
     )
+    max_points_per_result = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Results with more points are rejected (anti-cheat); empty for no limit.",
+    )
     keep_closed_standings_days = models.PositiveIntegerField(
         default=7,
         help_text="Days a closed season's leaderboard stays in Redis (the archive stays forever).",
@@ -150,6 +156,8 @@ class Season(models.Model):
     standings_removed_at = models.DateTimeField(
         null=True, blank=True, help_text="When the closed season's Redis key was removed."
     )
+    # Where the reconciliation's walk through the whole season stopped (a player_id).
+    reconcile_cursor = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

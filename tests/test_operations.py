@@ -117,3 +117,23 @@ def test_the_admin_rejects_a_season_too_long(client, db):
 
 def test_healthz(client):
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_the_admin_bans_and_unbans_a_player(
+    client, post_scores, season, django_capture_on_commit_callbacks
+):
+    from matches.models import Player
+
+    post_scores({"player_id": "cheat", "points": 5, "match_id": "m"})
+    User.objects.create_superuser("admin", "admin@example.com", "pw")
+    client.login(username="admin", password="pw")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/admin/matches/player/", {"action": "ban", "_selected_action": ["cheat"]})
+    assert Player.objects.get().banned_at is not None
+    assert store.board_size(season.id) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/admin/matches/player/", {"action": "unban", "_selected_action": ["cheat"]})
+    assert Player.objects.get().banned_at is None
+    assert store.board_size(season.id) == 1
+    assert client.get("/admin/leaderboards/reconciliationrun/").status_code == 200

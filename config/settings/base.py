@@ -29,12 +29,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "django_prometheus",
     "seasons",
     "matches",
     "leaderboards",
+    "pages",
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (admin, API docs, player pages) are served by the app itself, no CDN.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -44,6 +47,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -89,6 +93,8 @@ CACHES = {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
             "SOCKET_CONNECT_TIMEOUT": 2,
             "SOCKET_TIMEOUT": 2,
+            # The cache only holds profiles: when Redis is away, read them from PostgreSQL.
+            "IGNORE_EXCEPTIONS": True,
         },
     }
 }
@@ -97,6 +103,8 @@ CACHES = {
 LEADERBOARD_KEY_PREFIX = env("LEADERBOARD_KEY_PREFIX", default="lb:")
 # How long the top-K answer may be served from the API process's memory.
 LEADERBOARD_TOP_CACHE_SECONDS = env.float("LEADERBOARD_TOP_CACHE_SECONDS", default=1.0)
+# /readyz reports not ready when the oldest unmirrored result is older than this.
+READY_MAX_MIRROR_LAG_SECONDS = env.float("READY_MAX_MIRROR_LAG_SECONDS", default=5.0)
 # How long a request's board and season lookup may be reused by the same process.
 LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS", default=1.0)
 # How long a player's display name and avatar stay in the profile cache.
@@ -142,7 +150,16 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.api.LimitedJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.throttles.PublicThrottle",
+        "config.throttles.GameServerThrottle",
+    ],
+    # "N/s", "N/m", "N/h"; an empty value turns a limit off.
+    "DEFAULT_THROTTLE_RATES": {
+        "public": env("THROTTLE_PUBLIC_RATE", default="100/s") or None,
+        "game_server": env("THROTTLE_GAME_SERVER_RATE", default="2000/s") or None,
+    },
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -159,9 +176,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.add_error_responses",
+    ],
 }
 
 API_KEY_CUSTOM_HEADER = None
+
+# Request bodies larger than this are refused with 413 (a full batch of 1,000 results is ~120 kB).
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
 LOGGING = {
     "version": 1,
@@ -170,4 +195,26 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+# The channel layer carries "season changed" notices from mirror workers to every web process's
+# live ticker (leaderboards/live.py). Its keys sit under the leaderboard prefix, so deployments
+# and test runs sharing one Redis never hear each other.
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            # The layer waits for messages with blocking pops of 5 seconds; redis-py 8 would
+            # time those reads out at 5 seconds too (its new default), so allow longer.
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+            "prefix": f"{LEADERBOARD_KEY_PREFIX}asgi:",
+            # A notice only says "read again", so a ticker that falls behind may lose some:
+            # each channel holds a bounded number, for a bounded time.
+            "capacity": 1000,
+            "expiry": 30,
+            # A web process that died leaves the season groups within minutes; live tickers
+            # renew their memberships far more often (live.REFRESH_SECONDS).
+            "group_expiry": 300,
+        },
+    }
 }

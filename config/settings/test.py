@@ -4,7 +4,7 @@ import os
 import uuid
 
 from .base import *  # noqa: F403
-from .base import CACHES, DATABASES, env
+from .base import CACHES, CHANNEL_LAYERS, DATABASES, env
 
 # Each test process (and each xdist worker) writes under its own Redis prefix, so runs
 # sharing one Redis never see each other's keys.
@@ -23,3 +23,6 @@ CELERY_TASK_EAGER_PROPAGATES = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LEADERBOARD_TOP_CACHE_SECONDS = 0.0
 LEADERBOARD_SEASON_CACHE_SECONDS = 0.0
+
+# The channel layer's keys follow this run's prefix too.
+CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"{LEADERBOARD_KEY_PREFIX}asgi:"

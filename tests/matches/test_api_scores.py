@@ -104,8 +104,9 @@ def test_writes_need_a_valid_game_server_key(client, season, headers):
         **headers,
     )
 
-    assert response.status_code in (401, 403)
-    assert response.json()["error"]["code"] in ("not_authenticated", "permission_denied")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] in ("not_authenticated", "authentication_failed")
+    assert response["WWW-Authenticate"] == "Api-Key"
     assert nothing_written()
 
 
@@ -121,7 +122,8 @@ def test_a_revoked_key_fails_at_once(client, season, api_key):
         HTTP_AUTHORIZATION=f"Api-Key {api_key}",
     )
 
-    assert response.status_code == 403
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
     assert nothing_written()
 
 

@@ -1,0 +1,97 @@
+"""WebSocket consumers: validate the subscription, hand the socket to the live ticker, forward.
+
+The protocol is documented in docs/websocket.md; the work behind it lives in live.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import DatabaseError
+from django.http import QueryDict
+from redis.exceptions import RedisError
+from rest_framework import serializers
+
+from config.api import StrictCharField, StrictSerializer, validate_query
+from config.errors import DomainError, InvalidInput, Unavailable
+from matches.api import player_id_field_validator
+from seasons.selectors import season_for_read
+
+from . import live
+
+
+class LiveQuery(serializers.Serializer):
+    season = serializers.SlugField(required=False, max_length=64)
+    top = serializers.IntegerField(min_value=0, max_value=100, default=10)
+    player_id = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=64,
+        trim_whitespace=False,
+        validators=[player_id_field_validator],
+    )
+    n = serializers.IntegerField(min_value=0, max_value=50, default=5)
+
+
+class ClientMessage(StrictSerializer):
+    action = serializers.ChoiceField(choices=["follow", "unfollow"])
+    player_id = StrictCharField(
+        min_length=1, max_length=64, trim_whitespace=False, validators=[player_id_field_validator]
+    )
+
+
+class LeaderboardConsumer(AsyncWebsocketConsumer):
+    # A socket is no channel-layer member of its own: its process's ticker is, and hands it
+    # messages in memory, so ten thousand sockets cost no channel-layer traffic.
+    channel_layer_alias = None
+
+    async def connect(self) -> None:
+        self.subscriber = live.Subscriber(
+            send=lambda text: self.send(text_data=text), close=lambda code: self.close(code)
+        )
+        # Accept first: a refused handshake cannot tell the client what was wrong.
+        await self.accept()
+        try:
+            query = validate_query(LiveQuery, QueryDict(self.scope["query_string"]))
+            season = await database_sync_to_async(season_for_read)(
+                board_slug=self.scope["url_route"]["kwargs"]["board"],
+                season_slug=query.get("season"),
+            )
+            await live.subscribe(
+                self.subscriber,
+                season=season,
+                top=query["top"],
+                player_id=query.get("player_id"),
+                around=query["n"],
+            )
+        except DomainError as exc:
+            self.subscriber.reject(exc)
+        except (DatabaseError, RedisError):
+            self.subscriber.reject(
+                Unavailable("The service is temporarily unavailable; retry shortly.")
+            )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        message: Any = None
+        if text_data is not None:
+            try:
+                message = json.loads(text_data)
+            except ValueError:
+                message = None
+        body = ClientMessage(data=message)
+        if not body.is_valid():
+            self.subscriber.error(InvalidInput("The message is invalid.", details=body.errors))
+            return
+        try:
+            if body.validated_data["action"] == "follow":
+                live.follow(self.subscriber, body.validated_data["player_id"])
+            else:
+                live.unfollow(self.subscriber, body.validated_data["player_id"])
+        except DomainError as exc:
+            self.subscriber.error(exc)
+
+    async def disconnect(self, code: int) -> None:
+        live.unsubscribe(self.subscriber)

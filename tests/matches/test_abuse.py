@@ -1,0 +1,172 @@
+"""Abuse: oversized bodies, rate limits, keys limited to boards, cheaters banned, point caps."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from leaderboards import store
+from matches.models import GameServer, MatchResult, Player, PlayerTotal
+from matches.services import player_ban, player_unban
+from seasons import closing
+from seasons.models import ArchivedStanding
+from tests.factories import BoardFactory, SeasonFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_body_over_the_size_limit_is_413(server, season, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    body = [{"player_id": f"p{i}", "points": 1, "match_id": "m"} for i in range(40)]
+
+    response = server.post("/api/v1/scores", body, format="json")
+
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+    assert MatchResult.objects.count() == 0
+
+
+def test_deeply_nested_json_is_a_clean_400(server, season):
+    response = server.post(
+        "/api/v1/scores", "[" * 100_000 + "]" * 100_000, content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "malformed_json"
+
+
+def test_public_reads_are_rate_limited_per_address(client, season, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"public": "3/m", "game_server": "1000/s"},
+    }
+
+    codes = [client.get("/api/v1/leaderboard/top").status_code for _ in range(4)]
+    other = client.get("/api/v1/leaderboard/top", REMOTE_ADDR="10.1.2.3")
+
+    assert codes == [200, 200, 200, 429]
+    limited = client.get("/api/v1/leaderboard/top")
+    assert limited.json()["error"]["code"] == "rate_limited"
+    assert 1 <= int(limited["Retry-After"]) <= 60
+    assert other.status_code == 200
+
+
+def test_writes_are_rate_limited_per_game_server_key(post_scores, season, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"public": "1000/s", "game_server": "2/m"},
+    }
+
+    codes = [
+        post_scores({"player_id": "p", "points": 1, "match_id": f"m{i}"}).status_code
+        for i in range(3)
+    ]
+
+    assert codes == [201, 201, 429]
+    assert MatchResult.objects.count() == 2
+
+
+def test_a_key_limited_to_boards_cannot_post_elsewhere(client, season):
+    SeasonFactory(board=BoardFactory(slug="ranked"))
+    server, key = GameServer.objects.create_key(name="ranked only")
+    server.boards.add(season.board)
+    headers = {"HTTP_AUTHORIZATION": f"Api-Key {key}"}
+
+    allowed = client.post(
+        "/api/v1/scores", {"player_id": "p", "points": 1, "match_id": "a"}, format="json", **headers
+    )
+    refused = client.post(
+        "/api/v1/scores",
+        {"player_id": "p", "points": 1, "match_id": "b", "board": "ranked"},
+        format="json",
+        **headers,
+    )
+
+    assert allowed.status_code == 201
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "board_not_allowed"
+    assert MatchResult.objects.count() == 1
+
+
+def test_a_result_over_the_boards_cap_is_rejected(post_scores, season):
+    season.board.max_points_per_result = 100
+    season.board.save()
+
+    response = post_scores(
+        [
+            {"player_id": "p", "points": 100, "match_id": "a"},
+            {"player_id": "p", "points": 101, "match_id": "b"},
+        ]
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "points_over_limit"
+    assert response.json()["error"]["details"]["index"] == 1
+    assert MatchResult.objects.count() == 0
+
+
+def test_a_banned_player_disappears_and_their_new_results_do_not_count(
+    client, post_scores, season, django_capture_on_commit_callbacks
+):
+    post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
+    post_scores({"player_id": "fair", "points": 10, "match_id": "m1"})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="cheat", reason="aimbot")
+    during = post_scores({"player_id": "cheat", "points": 500, "match_id": "m2"})
+
+    assert during.status_code == 201
+    assert during.json()["total_points"] == 90
+    assert MatchResult.objects.get(match_id="m2").counted is False
+    assert PlayerTotal.objects.get(player_id="cheat").points == 90
+    assert [e["player_id"] for e in client.get("/api/v1/leaderboard/top").json()["entries"]] == [
+        "fair"
+    ]
+    assert client.get("/api/v1/leaderboard/players/cheat").status_code == 404
+
+    with django_capture_on_commit_callbacks(execute=True):
+        player_unban(player_id="cheat")
+
+    entries = client.get("/api/v1/leaderboard/top").json()["entries"]
+    assert [(e["player_id"], e["points"]) for e in entries] == [("cheat", 90), ("fair", 10)]
+
+
+def test_a_banned_player_is_left_out_of_archived_standings(
+    post_scores, db, django_capture_on_commit_callbacks
+):
+    now = timezone.now()
+    season = SeasonFactory(
+        board=BoardFactory(slug="global"),
+        slug="old",
+        starts_at=now - timedelta(days=3),
+        ends_at=now + timedelta(days=1),
+    )
+    post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
+    post_scores({"player_id": "fair", "points": 10, "match_id": "m1"})
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="cheat")
+
+    closed = closing.season_close(season=season, force=True)
+
+    assert list(
+        ArchivedStanding.objects.filter(season=closed).values_list("player_id", "rank")
+    ) == [("fair", 1)]
+    assert closed.snapshot_attempts == 1
+
+
+def test_a_ban_that_missed_redis_is_caught_before_archiving(post_scores, db):
+    now = timezone.now()
+    season = SeasonFactory(
+        board=BoardFactory(slug="global"),
+        slug="old",
+        starts_at=now - timedelta(days=3),
+        ends_at=now + timedelta(days=1),
+    )
+    post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
+    Player.objects.filter(player_id="cheat").update(banned_at=now)  # the refresh task was lost
+    assert store.board_size(season.pk) == 1
+
+    closed = closing.season_close(season=season, force=True)
+
+    assert ArchivedStanding.objects.filter(season=closed).count() == 0
+    assert closed.snapshot_attempts == 2

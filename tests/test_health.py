@@ -1,0 +1,95 @@
+"""Liveness, readiness, metrics and the production settings' deploy checks."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db.models import F
+
+from matches.models import PlayerTotal
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ready_when_every_dependency_answers_and_the_mirror_is_current(client, post_scores, season):
+    post_scores({"player_id": "p", "points": 1, "match_id": "m"})
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"] == {
+        "postgres": True,
+        "redis": True,
+        "broker": True,
+        "mirror_lag_seconds": 0.0,
+    }
+
+
+def test_not_ready_while_the_mirror_lags(client, server, season, settings):
+    settings.READY_MAX_MIRROR_LAG_SECONDS = 0
+    server.post(
+        "/api/v1/scores", {"player_id": "p", "points": 1, "match_id": "m"}, format="json"
+    )  # committed; its mirror never ran
+    assert PlayerTotal.objects.filter(mirrored_version__lt=F("version")).count() == 1
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "not_ready"
+
+
+def test_metrics_expose_latency_results_lag_queue_and_drift(client, post_scores, season):
+    post_scores({"player_id": "p", "points": 1, "match_id": "m"})
+
+    text = client.get("/metrics").content.decode()
+
+    for name in (
+        "django_http_requests_latency_seconds_by_view_method",
+        "leaderboard_results_accepted_total",
+        "leaderboard_mirror_lag_seconds",
+        "leaderboard_celery_queue_depth",
+        "leaderboard_reconciliation_drift",
+    ):
+        assert name in text
+
+
+def test_check_deploy_passes_with_the_production_settings():
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(64),
+        "ALLOWED_HOSTS": "leaderboard.example.com",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_settings_refuse_the_development_secret():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production"}
+    env.pop("SECRET_KEY", None)
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
