@@ -67,13 +67,7 @@ class PlayerRankOut(serializers.Serializer):
     percentile = serializers.FloatField()
 
 
-class AroundOut(serializers.Serializer):
-    player_id = serializers.CharField()
-    board = serializers.CharField()
-    season = serializers.CharField()
-    rank = serializers.IntegerField()
-    points = serializers.IntegerField()
-    total_players = serializers.IntegerField()
+class AroundOut(PlayerRankOut):
     entries = EntryOut(many=True)
 
 

@@ -195,6 +195,7 @@ def player_around(
         "rank": _rank(me, rank_style),
         "points": points_of(me.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
+        "percentile": _percentile(me.rank, total),
         "entries": _entries(season, standings, rank_style),
     }
 
