@@ -80,12 +80,23 @@ def _mirror_chunk(total_ids: list[int]) -> int:
     live.standings_changed({row[1] for row in rows})
     # Record what was written; GREATEST keeps an older, slower task from moving it back.
     with connection.cursor() as cursor:
+        # Rows are locked in the write path's order, (season, player), so the two never
+        # deadlock; a row locked by a writer is skipped: it is about to get a new version,
+        # which its own mirror task (or the sweep) records.
         cursor.execute(
             """
             UPDATE matches_playertotal AS t
             SET mirrored_version = GREATEST(t.mirrored_version, v.version)
-            FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, version)
-            WHERE t.id = v.id AND t.mirrored_version < v.version
+            FROM (
+                SELECT locked.id, wanted.version
+                FROM matches_playertotal AS locked
+                JOIN unnest(%s::bigint[], %s::bigint[]) AS wanted(id, version)
+                  ON locked.id = wanted.id
+                WHERE locked.mirrored_version < wanted.version
+                ORDER BY locked.season_id, locked.player_id
+                FOR NO KEY UPDATE OF locked SKIP LOCKED
+            ) AS v
+            WHERE t.id = v.id
             """,
             [[row[0] for row in rows], [row[5] for row in rows]],
         )

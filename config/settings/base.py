@@ -73,12 +73,19 @@ ASGI_APPLICATION = "config.asgi.application"
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leaderboard"),
 }
-# Keep connections across requests, but check them first so a restarted PostgreSQL
-# is picked up again without restarting the web process.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Under ASGI every request runs in a thread of its own, so persistent per-thread connections
+# would pile up; a connection pool per process bounds them instead. A pooled connection is
+# checked before use, so a restarted PostgreSQL is picked up without restarting the process.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"].setdefault("OPTIONS", {})
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
+DATABASES["default"]["OPTIONS"]["pool"] = {
+    "min_size": env.int("DB_POOL_MIN", default=1),
+    "max_size": env.int("DB_POOL_MAX", default=16),
+    "timeout": env.float("DB_POOL_TIMEOUT", default=5.0),
+}
+# With a pool, Django turns this into the pool's check of each connection it hands out.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -123,7 +130,14 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_WORKER_PREFETCH_MULTIPLIER = 4
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300}
+# Publishing gives up at once when the broker is down (max_retries 0): the result is already
+# committed and the sweep mirrors it, so a request must not wait on broker reconnects.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 300,
+    "max_retries": 0,
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
 # Mirror tasks are idempotent, so they acknowledge only after they ran: a worker killed
 # in the middle leaves the message to be delivered again.
 CELERY_TASK_ACKS_LATE = True

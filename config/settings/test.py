@@ -15,7 +15,8 @@ CACHES["default"]["KEY_PREFIX"] = f"test:{_RUN}:cache"
 DATABASES["default"]["TEST"] = {
     "NAME": f"test_leaderboard{env('TEST_DB_SUFFIX', default='')}",
 }
-DATABASES["default"]["CONN_MAX_AGE"] = 0
+# pytest-django wraps each test in a transaction on one connection; no pool there.
+DATABASES["default"]["OPTIONS"].pop("pool", None)
 
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
