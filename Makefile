@@ -7,7 +7,7 @@ PORT ?= 8000
 PLAYERS ?= 1000000
 export HOST PORT
 
-.PHONY: install services setup run test lint bench clean
+.PHONY: install services setup demo run test lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ services: install
 setup: services
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py bootstrap
+
+# A simulated game server posting results to a running `make run` (start that first, in another
+# terminal). Options: make demo DEMO_ARGS="--players 5000 --rate 20 --batch 10".
+demo: install
+	$(BIN)/python -m pages.demo $(DEMO_ARGS)
 
 run: setup
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0

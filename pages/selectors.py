@@ -1,0 +1,137 @@
+"""Reads behind the player pages, composed from the leaderboard and season selectors.
+
+Each function returns what one page shows; unknown boards, seasons, pages and players raise
+NotFound like the API does, and the views turn that into the HTML 404 page.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from config.errors import NotFound
+from leaderboards.selectors import leaderboard_top, player_around, player_standing
+from matches.models import PLAYER_ID_PATTERN, Player
+from seasons.models import Season, SeasonState, SeasonStatus
+from seasons.selectors import boards_list, player_history, season_for_read, seasons_list
+
+from .charts import RankChart, rank_chart
+from .models import RankSample
+
+PAGE_SIZE = 100
+# Players shown above and below a player on their page.
+AROUND = 5
+
+_player_id = re.compile(PLAYER_ID_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class SeasonView:
+    """A season as the pages show it: its status now and whether it still moves."""
+
+    season: Season
+    status: str
+    live: bool
+    time_left_seconds: int | None
+
+
+def _season_view(season: Season, now: datetime) -> SeasonView:
+    status = season.status_at(now)
+    running = status == SeasonStatus.RUNNING
+    return SeasonView(
+        season=season,
+        status=status,
+        # Results keep arriving until the close job takes over (the grace period included).
+        live=season.state == SeasonState.OPEN and now >= season.starts_at,
+        time_left_seconds=int((season.ends_at - now).total_seconds()) if running else None,
+    )
+
+
+def board_page(
+    *, board_slug: str, season_slug: str | None, page: int, now: datetime | None = None
+) -> dict[str, Any]:
+    """One page of 100 of a board's season (the running one by default), live or archived."""
+    now = now or timezone.now()
+    season = season_for_read(board_slug=board_slug, season_slug=season_slug)
+    offset = (page - 1) * PAGE_SIZE
+    top = leaderboard_top(season=season, offset=offset, limit=PAGE_SIZE)
+    pages = max(1, -(-top["total_players"] // PAGE_SIZE))
+    if page > pages:
+        raise NotFound(f"Page {page} is past the last page ({pages}).", code="page_not_found")
+    return {
+        "board": season.board,
+        "boards": list(boards_list()),
+        "season_view": _season_view(season, now),
+        "seasons": [
+            _season_view(s, now)
+            for s in seasons_list(board=season.board).filter(starts_at__lte=now).reverse()
+        ],
+        "top": top,
+        "page": page,
+        "pages": pages,
+        "offset": offset,
+        "page_size": PAGE_SIZE,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSeason:
+    """A player's standing in one running season, with their neighbours and their rank chart."""
+
+    season_view: SeasonView
+    standing: dict[str, Any]
+    around: list[dict[str, Any]]
+    chart: RankChart | None
+
+
+def _rank_samples(season: Season, player_id: str) -> list[tuple[datetime, int]]:
+    return list(
+        RankSample.objects.filter(season=season, player_id=player_id)
+        .order_by("sampled_at")
+        .values_list("sampled_at", "rank")
+    )
+
+
+def player_page(*, player_id: str, now: datetime | None = None) -> dict[str, Any]:
+    """A player's profile, their standing in each running season and their past seasons."""
+    now = now or timezone.now()
+    player = None
+    if _player_id.fullmatch(player_id):
+        player = Player.objects.filter(player_id=player_id).first()
+    if player is None:
+        raise NotFound(f"There is no player '{player_id}'.", code="player_not_found")
+    seasons = (
+        Season.objects.filter(
+            state=SeasonState.OPEN, starts_at__lte=now, totals__player_id=player_id
+        )
+        .select_related("board")
+        .order_by("board__slug", "starts_at")
+    )
+    standings = []
+    for season in seasons:
+        standing = player_standing(season=season, player_id=player_id)
+        if standing is None:
+            # Not in the live board (yet): mirrored a moment later, or the player is banned.
+            continue
+        around = player_around(season=season, player_id=player_id, n=AROUND)
+        samples = _rank_samples(season, player_id)
+        # The live rank is the chart's last point: samples only follow the player's play.
+        samples.append((now, standing["rank"]))
+        standings.append(
+            PlayerSeason(
+                season_view=_season_view(season, now),
+                standing=standing,
+                around=around["entries"] if around is not None else [],
+                chart=rank_chart(samples=samples, starts_at=season.starts_at, now=now),
+            )
+        )
+    return {
+        "player": player,
+        "standings": standings,
+        "history": player_history(player_id=player_id),
+        "around_n": AROUND,
+    }

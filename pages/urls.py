@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "pages"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("boards/<slug:board>/", views.board, name="board"),
+    path("boards/<slug:board>/seasons/<slug:season>/", views.board, name="season"),
+    path("players/", views.player_lookup, name="player-lookup"),
+    path("players/<str:player_id>/", views.player, name="player"),
+]

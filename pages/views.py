@@ -1,0 +1,94 @@
+"""Player-facing pages, rendered on the server: each view reads one page's data and renders it."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import redis.exceptions
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_safe
+
+from config.errors import NotFound
+from seasons.selectors import DEFAULT_BOARD
+
+from . import selectors
+
+logger = logging.getLogger(__name__)
+
+View = Callable[..., HttpResponse]
+
+
+def page_view(view: View) -> View:
+    """GET/HEAD only; unknown things are the HTML 404 page, a store that is down a 503 page."""
+
+    @require_safe
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+        except (
+            OperationalError,
+            InterfaceError,
+            redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError,
+        ) as exc:
+            logger.warning("page %s unavailable: %s", request.path, exc)
+            response = render(request, "503.html", status=503)
+            response["Retry-After"] = "5"
+            return response
+
+    return wrapper
+
+
+def _reverse(name: str, **kwargs: str) -> str:
+    try:
+        return reverse(name, kwargs=kwargs)
+    except NoReverseMatch as exc:
+        raise NotFound("There is no such page.") from exc
+
+
+def _page_number(request: HttpRequest) -> int:
+    raw = request.GET.get("page") or "1"
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 2**31:
+        raise NotFound(f"There is no page '{raw}'.", code="page_not_found")
+    return int(raw)
+
+
+@page_view
+def home(request: HttpRequest) -> HttpResponse:
+    context = selectors.board_page(
+        board_slug=DEFAULT_BOARD, season_slug=None, page=_page_number(request)
+    )
+    return render(request, "pages/board.html", {**context, "is_home": True})
+
+
+@page_view
+def board(request: HttpRequest, board: str, season: str | None = None) -> HttpResponse:
+    picked = request.GET.get("season")
+    if picked and season is None:
+        # The season picker is a plain GET form: send it to the season's own address.
+        return redirect(_reverse("pages:season", board=board, season=picked))
+    context = selectors.board_page(board_slug=board, season_slug=season, page=_page_number(request))
+    return render(request, "pages/board.html", {**context, "is_home": False})
+
+
+@page_view
+def player_lookup(request: HttpRequest) -> HttpResponse:
+    """The lookup box is a plain GET form too: its answer is the player's page."""
+    player_id = request.GET.get("player_id", "").strip()
+    if not player_id:
+        return redirect("pages:home")
+    return redirect(_reverse("pages:player", player_id=player_id))
+
+
+@page_view
+def player(request: HttpRequest, player_id: str) -> HttpResponse:
+    return render(request, "pages/player.html", selectors.player_page(player_id=player_id))

@@ -1,0 +1,340 @@
+"""Fixtures of the page tests: a real server stack for the browser, and the browser itself.
+
+`site` is this test process's own deployment: uvicorn serving config.asgi against the test
+database pytest-django created, a Celery worker mirroring results into the real Redis under this
+run's key prefix, and a private redis-server as their broker (so no other worker on the machine
+ever takes these tasks). It lives for the test session; every wait is bounded and every process
+is stopped, in its own process group, when the session ends.
+
+`browser` is Debian's chromium driven by Playwright. Playwright never downloads a browser: the
+package is installed with apt-get when missing and we are root, and the tests are skipped with
+the command to run otherwise.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection, connections
+
+from matches.models import GameServer
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".venv" / "bin"
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Bounds for waits on processes and pages; none of them is a speed requirement.
+START_SECONDS = 60
+STOP_SECONDS = 10
+
+T = TypeVar("T")
+
+os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+
+
+def wait_until(check: Callable[[], T], *, timeout: float, what: str) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Process:
+    """A child in its own process group, logging to a file; stop() is always safe to call."""
+
+    def __init__(self, name: str, args: list[str], *, env: dict[str, str], logs: Path) -> None:
+        self.name = name
+        self.args = args
+        self.env = env
+        self.log = logs / f"{name}.log"
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Process:
+        with self.log.open("ab") as out:
+            self.popen = subprocess.Popen(
+                self.args,
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
+
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self) -> None:
+        if self.popen is None:
+            return
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.popen.pid, signum)
+            except ProcessLookupError:
+                break
+            try:
+                self.popen.wait(timeout=STOP_SECONDS)
+                if signum == signal.SIGTERM:
+                    # Children of the group (a worker's pool) go as well.
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            except ProcessLookupError:
+                break
+        self.popen = None
+
+    def output(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return ""
+
+    def wait_for(self, check: Callable[[], Any], *, what: str) -> None:
+        def ready() -> Any:
+            if not self.running():
+                raise AssertionError(f"{self.name} exited:\n{self.output()}")
+            return check()
+
+        try:
+            wait_until(ready, timeout=START_SECONDS, what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- {self.name} log ---\n{self.output()}") from None
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    user = quote(db.get("USER") or "postgres")
+    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
+    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+@dataclass
+class Site:
+    """The running stack: `url` of the web server and a game-server client for its API."""
+
+    logs: Path
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    broker: Process | None = None
+    web: Process | None = None
+    worker: Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        broker_port = free_port()
+        redis_server = shutil.which("redis-server") or "/usr/bin/redis-server"
+        self.broker = Process(
+            "broker",
+            [redis_server, "--port", str(broker_port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(self.logs)],
+            env=dict(os.environ),
+            logs=self.logs,
+        ).start()
+        broker = redis.Redis(port=broker_port, socket_connect_timeout=1)
+        self.broker.wait_for(lambda: _pings(broker), what="the broker answering")
+        inherited = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+        self.env = {
+            **inherited,
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{broker_port}/0",
+            "LEADERBOARD_KEY_PREFIX": settings.LEADERBOARD_KEY_PREFIX,
+            "CACHE_KEY_PREFIX": settings.CACHES["default"]["KEY_PREFIX"],
+            # Tests recreate seasons under the same slugs: no process-local caches.
+            "LEADERBOARD_TOP_CACHE_SECONDS": "0",
+            "LEADERBOARD_SEASON_CACHE_SECONDS": "0",
+            "THROTTLE_PUBLIC_RATE": "",
+            "THROTTLE_GAME_SERVER_RATE": "",
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.worker = Process(
+            "worker",
+            [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
+            + ["-n", f"pages-{uuid.uuid4().hex[:8]}@%h", "--loglevel", "INFO"]
+            + ["--without-heartbeat", "--without-gossip", "--without-mingle"],
+            env=self.env,
+            logs=self.logs,
+        ).start()
+        self.start_web(free_port())
+        self.worker.wait_for(lambda: " ready." in self.worker.output(), what="the worker ready")
+
+    def start_web(self, port: int) -> None:
+        self.port = port
+        self.web = Process(
+            "web",
+            [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1"]
+            + ["--port", str(port), "--no-access-log"],
+            env=self.env,
+            logs=self.logs,
+        ).start()
+        self.web.wait_for(self._answers, what="the web server answering")
+
+    def stop_web(self) -> None:
+        """Stop the web server alone (start_web brings it back)."""
+        assert self.web is not None
+        self.web.stop()
+
+    def _answers(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def stop(self) -> None:
+        for process in (self.web, self.worker, self.broker):
+            if process is not None:
+                process.stop()
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+def _other_sessions() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.fixture(scope="session")
+def site(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Site]:
+    with tempfile.TemporaryDirectory(prefix="pages-site-") as logs:
+        stack = Site(logs=Path(logs))
+        try:
+            stack.start()
+            yield stack
+        finally:
+            stack.stop()
+            # pytest-django drops the test database next, which PostgreSQL refuses while the
+            # stopped processes' sessions are still ending.
+            with django_db_blocker.unblock():
+                wait_until(
+                    lambda: _other_sessions() == 0,
+                    timeout=STOP_SECONDS,
+                    what="the site's database sessions ended",
+                )
+                connection.close()
+
+
+@pytest.fixture
+def game_server(site: Site, transactional_db: Any) -> Iterator[httpx.Client]:
+    """The site's REST API, authenticated with a game-server key of this test."""
+    _, key = GameServer.objects.create_key(name="page tests")
+    with httpx.Client(
+        base_url=site.url, headers={"Authorization": f"Api-Key {key}"}, timeout=10
+    ) as api:
+        yield api
+
+
+def _chromium() -> Path:
+    """Debian's chromium, installed once per machine (serialised across xdist workers)."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    if os.geteuid() != 0:
+        pytest.skip(f"{CHROMIUM} is missing: run `sudo apt-get install chromium`")
+    with open(Path(tempfile.gettempdir()) / "leaderboard-chromium-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not CHROMIUM.exists():
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            subprocess.run(["apt-get", "update", "-q"], check=True, env=env, timeout=600)
+            subprocess.run(
+                ["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env, timeout=1200
+            )
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    return _chromium()
+
+
+@pytest.fixture
+def browser(chromium: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh headless Chromium for one test.
+
+    Playwright's sync API keeps an event loop running in this thread while it is active, which
+    Django takes for async code: the test's own database calls (plain sync code) are allowed for
+    its duration, and the connection Django keeps for that "async" context is closed before
+    Playwright stops, or it would outlive the test. Playwright is stopped after each test, so
+    the rest of the suite runs as usual.
+    """
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    playwright = sync_playwright().start()
+    try:
+        launched = playwright.chromium.launch(
+            executable_path=str(chromium), args=CHROMIUM_ARGS, timeout=30_000
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+    finally:
+        connections.close_all()
+        playwright.stop()
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Any, str], Path]:
+    """Save a page's screenshot as test-output/screenshots/<name>.png."""
+
+    def take(page: Any, name: str, *, full_page: bool = True, still: bool = True) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(
+            path=str(path), full_page=full_page, animations="disabled" if still else "allow"
+        )
+        return path
+
+    return take
