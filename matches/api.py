@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC
 from typing import Any
 
 from django.core.validators import RegexValidator
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -66,11 +69,83 @@ def _result_out(outcome: services.ResultOutcome) -> dict[str, Any]:
     }
 
 
-def _parse_item(data: Any) -> tuple[services.ResultIn | None, Any]:
-    serializer = ResultIn(data=data)
-    if not serializer.is_valid():
-        return None, serializer.errors
-    return services.ResultIn(**serializer.validated_data), None
+_RESULT_FIELDS = frozenset(ResultIn().fields)
+_PLAYER_ID = re.compile(PLAYER_ID_PATTERN)
+_MISSING = object()
+
+
+def _text(
+    data: dict[str, Any],
+    name: str,
+    errors: dict[str, list[str]],
+    *,
+    max_length: int,
+    required: bool,
+) -> str | None:
+    value = data.get(name, _MISSING)
+    if value is _MISSING:
+        if required:
+            errors[name] = ["This field is required."]
+        return None
+    if not isinstance(value, str):
+        errors[name] = ["Must be a JSON string."]
+    elif not value:
+        errors[name] = ["This field may not be blank."]
+    elif len(value) > max_length:
+        errors[name] = [f"Ensure this field has no more than {max_length} characters."]
+    else:
+        return value
+    return None
+
+
+def _parse_item(data: Any) -> tuple[services.ResultIn | None, dict[str, list[str]] | None]:
+    """Validate one result exactly as the ResultIn serializer documents it.
+
+    Written out by hand because it is the ingest hot path: the serializer spent two thirds of a
+    100-result batch's time in the web process (measured with py-spy in the benchmark).
+    """
+    if not isinstance(data, dict):
+        return None, {"non_field_errors": ["Expected a JSON object."]}
+    errors: dict[str, list[str]] = {
+        name: ["Unknown field."] for name in sorted(data.keys() - _RESULT_FIELDS)
+    }
+    player_id = _text(data, "player_id", errors, max_length=64, required=True)
+    if player_id is not None and not _PLAYER_ID.match(player_id):
+        errors["player_id"] = [player_id_field_validator.message]
+    match_id = _text(data, "match_id", errors, max_length=128, required=True)
+    if match_id is not None and not match_id.isprintable():
+        errors["match_id"] = ["Use printable characters only."]
+    board = _text(data, "board", errors, max_length=64, required=False)
+    season = _text(data, "season", errors, max_length=64, required=False)
+    points = data.get("points", _MISSING)
+    if points is _MISSING:
+        errors["points"] = ["This field is required."]
+    elif isinstance(points, bool) or not isinstance(points, int):
+        errors["points"] = ["Must be a JSON integer."]
+    elif not 1 <= points <= MAX_POINTS:
+        errors["points"] = [f"Must be from 1 to {MAX_POINTS}."]
+    ended_at = data.get("ended_at", _MISSING)
+    if ended_at is _MISSING:
+        ended_at = None
+    else:
+        try:
+            parsed = parse_datetime(ended_at) if isinstance(ended_at, str) else None
+        except ValueError:
+            parsed = None
+        if parsed is None:
+            errors["ended_at"] = ["Use ISO 8601, e.g. 2026-11-30T12:00:00Z."]
+        else:
+            ended_at = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if errors:
+        return None, errors
+    return services.ResultIn(
+        player_id=player_id,
+        points=points,
+        match_id=match_id,
+        board=board,
+        season=season,
+        ended_at=ended_at,
+    ), None
 
 
 class ScoresView(APIView):

@@ -152,6 +152,13 @@ def test_a_revoked_key_fails_at_once(client, season, api_key):
         ({"player_id": "p1", "points": 5, "match_id": "a\nb"}, "match_id"),
         ({"player_id": "p1", "points": 5, "match_id": "m", "ended_at": "yesterday"}, "ended_at"),
         ({"player_id": "p1", "points": 5, "match_id": "m", "ended_at": 1700000000}, "ended_at"),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "ended_at": None}, "ended_at"),
+        (
+            {"player_id": "p1", "points": 5, "match_id": "m", "ended_at": "2026-13-45T00:00:00Z"},
+            "ended_at",
+        ),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "board": 7}, "board"),
+        ({"player_id": "p1", "points": 5, "match_id": "m", "season": ""}, "season"),
         ({"player_id": "p1", "points": 5, "match_id": "m", "extra": 1}, "extra"),
     ],
 )
@@ -165,7 +172,17 @@ def test_invalid_result_is_rejected_and_nothing_is_written(post_scores, season, 
     assert nothing_written()
 
 
-@pytest.mark.parametrize("raw", [b"{", b"[1,", b"NaN", b'{"player_id": "p1", "points": NaN}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{",
+        b"[1,",
+        b"NaN",
+        b'{"player_id": "p1", "points": NaN}',
+        b'{"player_id": "p1", "points": 1e400, "match_id": "m"}',
+        b'{"player_id": "p1", "points": Infinity, "match_id": "m"}',
+    ],
+)
 def test_malformed_json_is_rejected(server, season, raw):
     response = server.post("/api/v1/scores", raw, content_type="application/json")
 
