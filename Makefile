@@ -43,6 +43,7 @@ test: services lint
 	$(BIN)/pytest -n 2 --maxfail 20
 
 bench: setup
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.run --players $(PLAYERS)
 
 clean:

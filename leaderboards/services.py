@@ -22,6 +22,8 @@ from .scoring import composite_for
 logger = logging.getLogger(__name__)
 
 MIRROR_CHUNK = 1000
+# How many totals one mirror task may write in all, its own and others still pending.
+MIRROR_COALESCE = 2000
 REBUILD_CHUNK = 20000
 # Totals changed this long before a rebuild started are re-mirrored after the swap, which
 # covers transactions that were open while the rebuild read the season.
@@ -101,6 +103,22 @@ def _mirror_chunk(total_ids: list[int]) -> int:
             [[row[0] for row in rows], [row[5] for row in rows]],
         )
     return len(rows)
+
+
+def totals_mirror_committed(*, total_ids: Sequence[int]) -> int:
+    """What the mirror task does after a commit: write these totals if they are still not
+    mirrored, and take along other pending totals, so that under load one task does the work of
+    many queued ones and the queue behind it finds nothing left to do."""
+    pending = PlayerTotal.objects.filter(mirrored_version__lt=F("version"))
+    mine = list(pending.filter(id__in=total_ids).values_list("id", flat=True))
+    if not mine:
+        return 0
+    others = list(
+        pending.exclude(id__in=mine)
+        .order_by("updated_at")
+        .values_list("id", flat=True)[: max(0, MIRROR_COALESCE - len(mine))]
+    )
+    return totals_mirror(total_ids=mine + others)
 
 
 def totals_mirror_pending(*, limit: int = 20000) -> int:

@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 )
 def mirror_totals(total_ids: list[int]) -> int:
     # If every retry fails (Redis down for long), the sweep mirrors these totals later.
-    return services.totals_mirror(total_ids=total_ids)
+    return services.totals_mirror_committed(total_ids=total_ids)
 
 
 def queue_mirror(total_ids: list[int]) -> None:

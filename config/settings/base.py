@@ -142,6 +142,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # in the middle leaves the message to be delivered again.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Celery's Django fixup would otherwise close the database connections (with a pool under the
+# prefork pool, the whole pool) around every task: two new PostgreSQL sessions per mirror task.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

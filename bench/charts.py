@@ -1,0 +1,124 @@
+"""PNG charts of a run (matplotlib, optional: without it the run writes no charts)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+TICKS = (50, 90, 99, 99.9)
+SERVERS = {"cached": "top cache 1 s", "uncached": "top cache off"}
+
+
+def _x(p: float) -> float:
+    """Percentiles on a 'nines' axis: 50 -> 0.3, 90 -> 1, 99 -> 2, 99.9 -> 3."""
+    return -math.log10(max(1e-6, 1 - p / 100))
+
+
+def _curve(ax: Any, curve: list[list[float]], label: str, **style: Any) -> None:
+    points = [(p, ms) for p, ms in curve if ms > 0]
+    if points:
+        ax.plot([_x(p) for p, _ in points], [ms for _, ms in points], label=label, **style)
+
+
+def _nines_axis(ax: Any) -> None:
+    ax.set_xticks([_x(p) for p in TICKS], [f"p{p:g}" for p in TICKS])
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (ms, log)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    written = []
+    title = f"{results['players']:,} players, run {results['run']}"
+
+    fig, (http_ax, rank_ax) = plt.subplots(1, 2, figsize=(13, 5))
+    for server, endpoints in (results.get("http") or {}).items():
+        for name, figures in endpoints.items():
+            style = {"linestyle": "-" if server == "cached" else "--"}
+            _curve(http_ax, figures.get("curve_ms", []), f"{name} ({SERVERS[server]})", **style)
+    for mode, figures in (results.get("ingest") or {}).items():
+        curve = (figures.get("requests") or {}).get("curve_ms", [])
+        _curve(http_ax, curve, f"POST scores, {mode}", linestyle=":")
+    http_ax.set_title("HTTP latency by percentile (wrk)")
+    _nines_axis(http_ax)
+    rank = results.get("rank") or {}
+    for key, label in (
+        ("zrevrank", "raw ZREVRANK"),
+        ("gateway_read_rank", "gateway Lua read_rank"),
+        ("postgres_count", "PostgreSQL count(*) + 1"),
+    ):
+        _curve(rank_ax, (rank.get(key) or {}).get("curve_ms", []), label)
+    _curve(
+        rank_ax,
+        (((results.get("http") or {}).get("cached") or {}).get("rank") or {}).get("curve_ms", []),
+        "rank via API",
+    )
+    rank_ax.set_title("What's my rank? one request at a time vs API under load")
+    _nines_axis(rank_ax)
+    fig.suptitle(f"Latency distribution - {title}")
+    fig.tight_layout()
+    written.append(_save(fig, out / "latency.png", plt))
+
+    ingest = results.get("ingest") or {}
+    if ingest:
+        fig, (rate_ax, fresh_ax) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
+        for mode, figures in ingest.items():
+            series = figures.get("per_second") or []
+            rate_ax.plot([s for s, _ in series], [n for _, n in series], label=mode, marker=".")
+            samples = (figures.get("freshness") or {}).get("series") or []
+            fresh_ax.scatter(
+                [t for t, _ in samples], [ms for _, ms in samples], s=6, label=mode, alpha=0.6
+            )
+        rate_ax.axhline(6000, color="grey", linestyle="--", linewidth=1, label="target (batches)")
+        rate_ax.set_ylabel("accepted results / s")
+        rate_ax.set_title("Accepted results per second (counted in PostgreSQL)")
+        rate_ax.grid(True, alpha=0.3)
+        rate_ax.legend(fontsize=8)
+        fresh_ax.axhline(1000, color="grey", linestyle="--", linewidth=1, label="p99 target")
+        fresh_ax.set_yscale("log")
+        fresh_ax.set_ylabel("freshness (ms, log)")
+        fresh_ax.set_xlabel("seconds since the load started")
+        fresh_ax.set_title("Time from the 201 to the new total in Redis (probe)")
+        fresh_ax.grid(True, which="both", alpha=0.3)
+        fresh_ax.legend(fontsize=8)
+        fig.suptitle(f"Ingest - {title}")
+        fig.tight_layout()
+        written.append(_save(fig, out / "ingest.png", plt))
+
+    bars = [
+        (
+            f"{name} ({SERVERS[server]})",
+            figures.get("requests_per_s", 0),
+            figures.get("ratio_to_ceiling"),
+        )
+        for server, endpoints in (results.get("http") or {}).items()
+        for name, figures in endpoints.items()
+    ]
+    if bars:
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(bars) + 1.5))
+        ax.barh([b[0] for b in bars], [b[1] for b in bars], color="tab:blue")
+        for index, (_, rps, ratio) in enumerate(bars):
+            note = f" {rps:,.0f}" + (f" ({ratio * 100:.0f}% of ceiling)" if ratio else "")
+            ax.text(rps, index, note, va="center", fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("requests / s")
+        ax.set_title(f"Throughput against the ping ceiling - {title}")
+        ax.margins(x=0.35)
+        fig.tight_layout()
+        written.append(_save(fig, out / "throughput.png", plt))
+    return written
+
+
+def _save(fig: Any, path: Path, plt: Any) -> Path:
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

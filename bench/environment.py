@@ -1,0 +1,150 @@
+"""The bench's own corner of PostgreSQL and Redis, and the environment its processes run with.
+
+The harness and every server it starts read the same variables that config/settings/base.py
+reads, pointed at a database, key prefixes and a broker database of the bench's own, so a run
+never touches the developer's `leaderboard` database or keys outside its prefix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse, urlunparse
+
+import psycopg
+from psycopg import sql
+
+from .errors import BenchError
+from .options import ROOT, Options
+
+SETTINGS_MODULE = "config.settings.local"
+# The bench's Celery queue, in the bench's own broker database as well.
+QUEUE = "bench"
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@dataclass(frozen=True)
+class BenchEnvironment:
+    database_url: str
+    redis_url: str
+    broker_url: str
+    key_prefix: str
+    cache_prefix: str
+
+    @property
+    def database(self) -> str:
+        return unquote(urlparse(self.database_url).path.lstrip("/"))
+
+    def variables(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
+        """What the web server, the Celery worker and the harness itself run with."""
+        return {
+            "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "CELERY_BROKER_URL": self.broker_url,
+            "LEADERBOARD_KEY_PREFIX": self.key_prefix,
+            "CACHE_KEY_PREFIX": self.cache_prefix,
+            "LEADERBOARD_TOP_CACHE_SECONDS": f"{top_cache_seconds:g}",
+            "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
+            # All of wrk's load comes from one address: per-client rate limits would answer 429
+            # and measure the throttle, so they are off (an empty rate turns a limit off).
+            "THROTTLE_PUBLIC_RATE": "",
+            "THROTTLE_GAME_SERVER_RATE": "",
+            "DEBUG": "false",
+            "LOG_LEVEL": "WARNING",
+        }
+
+    def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
+        """The environment of a server; they import the same tree as the harness."""
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        return {
+            **os.environ,
+            **self.variables(top_cache_seconds=top_cache_seconds),
+            "PYTHONPATH": path,
+        }
+
+    def conninfo(self, dbname: str | None = None) -> dict[str, object]:
+        parsed = urlparse(self.database_url)
+        info: dict[str, object] = {
+            "host": parsed.hostname or "127.0.0.1",
+            "port": parsed.port or 5432,
+            "user": unquote(parsed.username or "postgres"),
+            "dbname": dbname or self.database,
+            "connect_timeout": 5,
+        }
+        if parsed.password:
+            info["password"] = unquote(parsed.password)
+        return info
+
+
+def _with_path(url: str, path: str) -> str:
+    return urlunparse(urlparse(url)._replace(path=path))
+
+
+def bench_environment(options: Options) -> BenchEnvironment:
+    base_database = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    developer_database = unquote(urlparse(base_database).path.lstrip("/"))
+    redis_db = int(urlparse(redis_url).path.lstrip("/") or 0)
+    if "bench" not in options.database or options.database == developer_database:
+        raise BenchError(
+            f"refusing database '{options.database}': the bench truncates its database, so its "
+            "name must contain 'bench' and differ from DATABASE_URL's"
+        )
+    for name, prefix in (
+        ("--key-prefix", options.key_prefix),
+        ("--cache-prefix", options.cache_prefix),
+    ):
+        if "bench" not in prefix:
+            raise BenchError(f"refusing {name} '{prefix}': it must contain 'bench'")
+    if options.broker_db == redis_db:
+        raise BenchError(
+            f"--broker-db {options.broker_db} is REDIS_URL's database: the bench's Celery queue "
+            "would mix with the developer's"
+        )
+    return BenchEnvironment(
+        database_url=_with_path(base_database, f"/{options.database}"),
+        redis_url=redis_url,
+        broker_url=_with_path(redis_url, f"/{options.broker_db}"),
+        key_prefix=options.key_prefix,
+        cache_prefix=options.cache_prefix,
+    )
+
+
+def database_ensure(env: BenchEnvironment) -> bool:
+    """Create the bench's database if it is missing; returns whether it was created."""
+    try:
+        with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [env.database]
+            ).fetchone()
+            if exists:
+                return False
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(env.database)))
+            return True
+    except psycopg.OperationalError as exc:
+        raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
+
+
+def django_setup(env: BenchEnvironment) -> None:
+    """Point this process at the bench's database and keys, start Django, apply migrations."""
+    os.environ.update(env.variables())
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def database_connections(env: BenchEnvironment) -> dict[str, int]:
+    """Connections open to the bench's database now (a leak shows as a growing count), and
+    sessions opened since the statistics were reset (a phase's difference is its churn)."""
+    with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
+        open_now = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [env.database]
+        ).fetchone()[0]
+        sessions = conn.execute(
+            "SELECT sessions FROM pg_stat_database WHERE datname = %s", [env.database]
+        ).fetchone()
+    return {"open": int(open_now), "sessions": int(sessions[0]) if sessions else 0}

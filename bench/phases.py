@@ -1,0 +1,345 @@
+"""One benchmark run, phase by phase: load and rebuild, the rank baselines, the read endpoints on
+a server with the one-second top cache and on one without, then ingest with a Celery worker.
+
+Loading is fatal when it fails; a measuring phase that fails is recorded and the run goes on,
+so one broken endpoint does not cost a ten-million-player load. Every process the run started
+is stopped on the way out, and the report is written whatever happened.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from django.utils import timezone
+
+from leaderboards import store
+from seasons.models import Season
+
+from . import report
+from .baseline import postgres_rank, redis_rank, sample_players
+from .environment import BenchEnvironment
+from .errors import BenchError
+from .ingest import ingest_measure, mirror_wait
+from .load import (
+    bench_reset,
+    game_server_key,
+    redis_cleanup,
+    season_load,
+    season_memory,
+    season_prepare,
+    season_rebuild,
+)
+from .machine import machine_facts
+from .options import Options
+from .processes import Processes, Started, web_start, worker_start
+from .profiling import profile_finish, profile_start, py_spy
+from .reads import endpoint_measure
+from .wrk import wrk_run, wrk_version
+
+READS = {
+    "cached": (("ping", "ping"), ("rank", "rank"), ("top100", "top"), ("around", "around")),
+    "uncached": (("ping", "ping"), ("top100", "top"), ("around", "around")),
+}
+INGEST_MODES = (("single", 1), ("batch", 100))
+PROFILE_SECONDS = 10.0
+
+
+def say(message: str) -> None:
+    print(f"[bench] {message}", flush=True)
+
+
+class Recorder:
+    """Times each phase and records its failure instead of losing the whole run to it."""
+
+    def __init__(self, results: dict[str, Any]) -> None:
+        self.results = results
+        results.setdefault("phases", {})
+        results.setdefault("errors", [])
+
+    @contextmanager
+    def phase(self, name: str, *, fatal: bool = False) -> Iterator[None]:
+        say(f"{name} ...")
+        started = time.perf_counter()
+        load_before = os.getloadavg()[0]
+        try:
+            yield
+        except Exception as exc:
+            self.results["errors"].append({"phase": name, "error": f"{type(exc).__name__}: {exc}"})
+            say(f"{name} FAILED: {type(exc).__name__}: {exc}")
+            traceback.print_exc()
+            if fatal:
+                raise
+        finally:
+            self.results["phases"][name] = {
+                "seconds": round(time.perf_counter() - started, 2),
+                "load_average_1m_before": round(load_before, 2),
+                "load_average_1m_after": round(os.getloadavg()[0], 2),
+            }
+
+
+def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
+    started = timezone.now()
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    log_dir = options.results_dir / "logs" / stamp
+    results: dict[str, Any] = {
+        "schema": 1,
+        "run": stamp,
+        "started_at": started.isoformat(),
+        "players": options.players,
+        "mode": "tiny" if options.tiny else "full",
+        "config": report.config_facts(options, env),
+        "machine": machine_facts(env, wrk=wrk_version(wrk)),
+    }
+    recorder = Recorder(results)
+    code = 0
+    try:
+        with Processes(log_dir) as processes:
+            _phases(recorder, results, options, env, wrk, processes, log_dir)
+    except KeyboardInterrupt:
+        results["interrupted"] = True
+        say("interrupted: stopping every process the run started")
+        code = 130
+    except Exception:
+        code = 1
+    finally:
+        with recorder.phase("cleanup"):
+            if not options.keep_redis:
+                store.delete_prefixed_keys()
+            redis_cleanup(env)
+        results["finished_at"] = timezone.now().isoformat()
+        results["seconds"] = round((timezone.now() - started).total_seconds(), 1)
+        written = report.report_write(results, options)
+        for path in written:
+            say(f"wrote {path}")
+    if code == 0 and results["errors"]:
+        code = 1
+    return code
+
+
+def _phases(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    env: BenchEnvironment,
+    wrk: str,
+    processes: Processes,
+    log_dir: Path,
+) -> None:
+    phase = recorder.phase
+    with phase("reset", fatal=True):
+        bench_reset(env)
+    with phase("season", fatal=True):
+        season = season_prepare(now=timezone.now())
+        api_key = game_server_key()
+        results["season"] = {
+            "board": season.board.slug,
+            "season": season.slug,
+            "id": season.pk,
+            "starts_at": season.starts_at.isoformat(),
+            "ends_at": season.ends_at.isoformat(),
+        }
+    with phase("load", fatal=True):
+        results["load"] = season_load(
+            env=env, season=season, players=options.players, seed=options.seed
+        )
+        say(f"loaded {options.players:,} players: {results['load']['copy_seconds']} s of COPY")
+    with phase("rebuild", fatal=True):
+        results["rebuild"] = season_rebuild(season=season, players=options.players)
+        say(f"rebuild: {results['rebuild']['players_per_s']:,} players/s")
+    with phase("memory"):
+        results["memory"] = season_memory(env=env, season=season)
+        say(f"memory: {results['memory']['bytes_per_player']} bytes/player")
+    _rank_baselines(recorder, results, options, env, season)
+
+    results["http"] = {"cached": {}, "uncached": {}}
+    results["profiles"] = {}
+    for server_name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
+        server = None
+        with phase(f"start web server ({server_name})"):
+            server = web_start(
+                processes,
+                env.process_env(top_cache_seconds=top_cache),
+                name=f"web-{server_name}",
+                workers=options.web_workers,
+            )
+        if server is None:
+            continue
+        for name, kind in READS[server_name]:
+            with phase(f"http {server_name} {name}"):
+                figures = endpoint_measure(
+                    wrk=wrk,
+                    env=env,
+                    server=server,
+                    kind=kind,
+                    season=season,
+                    options=options,
+                    cpu_groups={"web": server.pid},
+                )
+                results["http"][server_name][name] = figures
+                say(
+                    f"{name:>7} ({server_name}): {figures['requests_per_s']:>9,.0f} req/s, "
+                    f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms"
+                )
+        profiled = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}
+        label, kind = profiled[server_name]
+        _profile(
+            recorder,
+            results,
+            options,
+            log_dir,
+            label,
+            {"web": server.pid},
+            lambda seconds, kind=kind, server=server: wrk_run(
+                wrk=wrk,
+                url=server.url,
+                script="read.lua",
+                args=[kind, str(options.players), season.board.slug, season.slug],
+                seconds=seconds,
+                connections=options.connections,
+                threads=options.threads,
+            ),
+        )
+        if server_name == "uncached":
+            _ingest(
+                recorder, results, options, env, wrk, processes, log_dir, server, season, api_key
+            )
+        processes.stop(server)
+
+
+def _rank_baselines(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    env: BenchEnvironment,
+    season: Season,
+) -> None:
+    player_ids = sample_players(
+        players=options.players, count=options.zrevrank_samples, seed=options.seed
+    )
+    results["rank"] = {}
+    with recorder.phase("rank: raw ZREVRANK"):
+        results["rank"].update(redis_rank(env=env, season=season, player_ids=player_ids))
+        say(f"ZREVRANK p50 {results['rank']['zrevrank']['p50_ms']} ms")
+    with recorder.phase("rank: PostgreSQL count"):
+        results["rank"]["postgres_count"] = postgres_rank(
+            env=env,
+            season=season,
+            player_ids=player_ids,
+            max_samples=options.pg_samples,
+            max_seconds=options.pg_seconds,
+        )
+        say(f"PostgreSQL count p50 {results['rank']['postgres_count']['p50_ms']} ms")
+
+
+def _ingest(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    env: BenchEnvironment,
+    wrk: str,
+    processes: Processes,
+    log_dir: Path,
+    server: Started,
+    season: Season,
+    api_key: str,
+) -> None:
+    worker = None
+    with recorder.phase("start Celery worker"):
+        worker = worker_start(processes, env.process_env(), concurrency=options.worker_concurrency)
+    if worker is None:
+        return
+    results["ingest"] = {}
+    groups = {"web": server.pid, "worker": worker.pid}
+    for mode, batch in INGEST_MODES:
+        with recorder.phase(f"ingest {mode}"):
+            figures = ingest_measure(
+                wrk=wrk,
+                env=env,
+                server=server,
+                api_key=api_key,
+                season=season,
+                batch=batch,
+                options=options,
+                cpu_groups=groups,
+            )
+            results["ingest"][mode] = figures
+            fresh = figures["freshness"]["freshness"]
+            say(
+                f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s, freshness "
+                f"p50 {fresh.get('p50_ms')} ms p99 {fresh.get('p99_ms')} ms"
+            )
+
+    for mode, batch in INGEST_MODES:
+
+        def load(seconds: float, batch: int = batch) -> Any:
+            return wrk_run(
+                wrk=wrk,
+                url=server.url,
+                script="ingest.lua",
+                args=[
+                    str(batch),
+                    str(options.players - options.probe_players),
+                    season.board.slug,
+                    season.slug,
+                    api_key,
+                    f"profile{batch}-{int(time.time())}",
+                ],
+                seconds=seconds,
+                connections=options.ingest_connections,
+                threads=options.threads,
+                timeout_s=10,
+            )
+
+        if _profile(recorder, results, options, log_dir, f"ingest_{mode}", groups, load):
+            _wait_for_mirror(env, options.drain_seconds)
+    processes.stop(worker)
+
+
+def _wait_for_mirror(env: BenchEnvironment, seconds: float) -> None:
+    """Let the mirror catch up after unmeasured load, so the next phase starts level."""
+    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+        mirror_wait(env=env, conn=conn, seconds=seconds)
+
+
+def _profile(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    log_dir: Path,
+    label: str,
+    pids: dict[str, int],
+    load: Callable[[float], Any],
+) -> bool:
+    """Profile `pids` while `load` repeats a phase; returns whether it ran."""
+    if not options.profile:
+        return False
+    if py_spy() is None:
+        results["profiles"]["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
+        return False
+    seconds = min(PROFILE_SECONDS, options.read_seconds)
+    with recorder.phase(f"profile {label}"):
+        running = {}
+        try:
+            for part, pid in pids.items():
+                out = log_dir / f"profile-{label}-{part}.txt"
+                running[part] = (profile_start(pid=pid, seconds=seconds, output=out), out)
+            load(seconds + 2)
+            results["profiles"][label] = {
+                part: profile_finish(process, out, timeout=seconds + 30)
+                for part, (process, out) in running.items()
+            }
+        except (BenchError, OSError) as exc:
+            # A profile explains the figures; it is not one of them, so its failure is noted only.
+            results["profiles"][label] = {"error": str(exc)}
+            for process, _ in running.values():
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=10)
+    return True
