@@ -169,7 +169,7 @@ class _Reading:
     as_of: datetime
     size: int
     top: list[dict[str, Any]]
-    players: dict[str, store.Standing | None]
+    players: dict[str, tuple[int, int] | None]  # (ordinal rank, composite)
     arounds: dict[tuple[str, int], list[dict[str, Any]]]
 
 
@@ -180,7 +180,7 @@ def _read(
     # One profile lookup for every row shown: the top and all the around-me windows.
     rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
     try:
-        entries = selectors._entries(season, rows, "ordinal")
+        entries = selectors.standing_entries(season, rows, "ordinal")
     finally:
         # The ticker's thread serves no requests, so no request signal ever retires the
         # database connection a profile lookup opened: do it here.
@@ -202,7 +202,7 @@ def _read(
 _read_in_thread = sync_to_async(_read, thread_sensitive=False, executor=_executor)
 
 
-def _next_season_slug(season: Season) -> str | None:
+def next_season_slug(season: Season) -> str | None:
     following = season_next(board=season.board, now=season.ends_at - timedelta(microseconds=1))
     return None if following is None else following.slug
 
@@ -216,36 +216,38 @@ class _Watch:
     by_top: dict[int, set[Subscriber]] = field(default_factory=dict)
     by_player: dict[str, set[Subscriber]] = field(default_factory=dict)
     joining: list[Subscriber] = field(default_factory=list)
+    # Joiners whose snapshot is being read right now.
+    welcoming: list[Subscriber] = field(default_factory=list)
     follows: list[tuple[Subscriber, str]] = field(default_factory=list)
     top: list[dict[str, Any]] = field(default_factory=list)
+    # (ordinal rank, composite) of each followed player as last told, None when unranked.
     standings: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     dirty: bool = False
     last_full: float = float("-inf")
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    # The latest top broadcast; each waits for the one before, so tops arrive in order.
+    fanout: asyncio.Task[None] | None = None
 
     def _base(self) -> dict[str, Any]:
         return {"board": self.season.board.slug, "season": self.season.slug}
 
-    def value(self, standing: store.Standing | None) -> tuple[int, int] | None:
-        if standing is None:
-            return None
-        return standing.rank, points_of(
-            standing.composite, lowest_first=self.season.board.lowest_first
-        )
-
     def standing_payload(
-        self, player_id: str, standing: store.Standing | None, size: int
+        self, player_id: str, standing: tuple[int, int] | None, size: int
     ) -> dict[str, Any]:
         """The REST player-rank shape (ordinal ranks); rank and points are null when unranked."""
-        value = self.value(standing)
+        rank = points = percentile = None
+        if standing is not None:
+            rank = standing[0]
+            points = points_of(standing[1], lowest_first=self.season.board.lowest_first)
+            percentile = selectors.percentile_of(rank, size)
         return {
             "player_id": player_id,
             **self._base(),
-            "rank": None if value is None else value[0],
-            "points": None if value is None else value[1],
+            "rank": rank,
+            "points": points,
             "total_players": size,
-            "percentile": None if value is None else selectors._percentile(value[0], size),
+            "percentile": percentile,
         }
 
     def top_payload(self, reading: _Reading, k: int) -> dict[str, Any]:
@@ -338,8 +340,9 @@ class Ticker:
         watch = self._watches.get(sub.season_id)
         if watch is None:
             return
-        if sub in watch.joining:
-            watch.joining.remove(sub)
+        for waiting in (watch.joining, watch.welcoming):
+            if sub in waiting:
+                waiting.remove(sub)
         watch.subscribers.discard(sub)
         by_top = watch.by_top.get(sub.top)
         if by_top is not None:
@@ -348,7 +351,7 @@ class Ticker:
                 del watch.by_top[sub.top]
         for player_id in sub.players:
             self._unregister_player(watch, sub, player_id)
-        if not watch.subscribers and not watch.joining:
+        if not watch.subscribers and not watch.joining and not watch.welcoming:
             self._forget(watch)
 
     def _unregister_player(self, watch: _Watch, sub: Subscriber, player_id: str) -> None:
@@ -363,8 +366,9 @@ class Ticker:
         season_id = watch.season.pk
         if self._watches.get(season_id) is watch:
             del self._watches[season_id]
-        if watch.task is not None:
-            watch.task.cancel()
+        for task in (watch.task, watch.fanout):
+            if task is not None:
+                task.cancel()
         self._tasks.append(asyncio.get_running_loop().create_task(self._leave_group(season_id)))
 
     async def _leave_group(self, season_id: int) -> None:
@@ -417,7 +421,7 @@ class Ticker:
 
     def _close_season(self, watch: _Watch, next_slug: str | None) -> None:
         body = _encode({"type": "season_closed", **watch._base(), "next_season": next_slug})
-        for sub in [*watch.subscribers, *watch.joining]:
+        for sub in [*watch.subscribers, *watch.joining, *watch.welcoming]:
             sub.push("season_closed", body, close_code=CLOSE_SEASON_CLOSED)
         self._forget(watch)
 
@@ -451,6 +455,13 @@ class Ticker:
 
     async def _tick(self, watch: _Watch, *, full: bool) -> None:
         joining, watch.joining = watch.joining, []
+        watch.welcoming = joining
+        try:
+            await self._tick_for(watch, joining, full=full)
+        finally:
+            watch.welcoming = []
+
+    async def _tick_for(self, watch: _Watch, joining: list[Subscriber], *, full: bool) -> None:
         follows, watch.follows = watch.follows, []
         if full:
             watch.dirty = False
@@ -472,41 +483,41 @@ class Ticker:
                 watch.season, top=top, player_ids=player_ids, arounds=arounds
             )
         except BaseException:
-            watch.joining[:0] = joining
+            watch.joining[:0] = [sub for sub in joining if sub.open]
             watch.follows[:0] = follows
             raise
         # Players first: each of their messages concerns one socket, so a top that goes to
         # every socket of the process never holds them back.
         await self._deliver_players(watch, reading)
         if top > 0:
-            await self._deliver_top(watch, reading)
+            self._deliver_top(watch, reading)
         for sub in joining:
             self._welcome(watch, sub, reading)
         for sub, player_id in follows:
             self._start_following(watch, sub, player_id, reading)
 
-    async def _deliver_top(self, watch: _Watch, reading: _Reading) -> None:
+    def _deliver_top(self, watch: _Watch, reading: _Reading) -> None:
+        """Queue a changed top for its sockets in a task of its own: going to every socket of
+        the process takes a while, and the next tick (players' messages) need not wait."""
         previous, watch.top = watch.top, reading.top
-        pushed = 0
-        for k, subs in list(watch.by_top.items()):
-            if previous[:k] != reading.top[:k]:
-                body = _encode(watch.top_payload(reading, k))
-                for sub in list(subs):
-                    sub.push("top", body)
-                    pushed += 1
-                    if pushed % FANOUT_BATCH == 0:
-                        # Let the sockets served so far write before queueing more.
-                        await asyncio.sleep(0)
+        changed = [
+            (_encode(watch.top_payload(reading, k)), list(subs))
+            for k, subs in watch.by_top.items()
+            if previous[:k] != reading.top[:k]
+        ]
+        if changed:
+            watch.fanout = asyncio.get_running_loop().create_task(
+                _fan_out(changed, after=watch.fanout)
+            )
 
     async def _deliver_players(self, watch: _Watch, reading: _Reading) -> None:
         pushed = 0
+        standings = watch.standings
         for player_id, standing in reading.players.items():
-            if player_id not in watch.standings:
+            # Tuples compare in C: the whole loop stays cheap at ten thousand players.
+            if player_id not in standings or standings[player_id] == standing:
                 continue
-            value = watch.value(standing)
-            if watch.standings[player_id] == value:
-                continue
-            watch.standings[player_id] = value
+            standings[player_id] = standing
             body = _encode(
                 {"type": "player", **watch.standing_payload(player_id, standing, reading.size)}
             )
@@ -547,7 +558,22 @@ class Ticker:
         self, watch: _Watch, sub: Subscriber, player_id: str, reading: _Reading
     ) -> None:
         watch.by_player.setdefault(player_id, set()).add(sub)
-        watch.standings[player_id] = watch.value(reading.players[player_id])
+        watch.standings[player_id] = reading.players[player_id]
+
+
+async def _fan_out(
+    changed: list[tuple[str, list[Subscriber]]], *, after: asyncio.Task[None] | None
+) -> None:
+    if after is not None and not after.done():
+        await after
+    pushed = 0
+    for body, subs in changed:
+        for sub in subs:
+            sub.push("top", body)
+            pushed += 1
+            if pushed % FANOUT_BATCH == 0:
+                # Let the sockets served so far write (and other messages go) before more.
+                await asyncio.sleep(0)
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()
@@ -567,7 +593,7 @@ async def subscribe(
 ) -> None:
     """Start a socket's stream: a snapshot first, then changes. A closed season only says so."""
     if season.state == SeasonState.CLOSED:
-        next_slug = await database_sync_to_async(_next_season_slug)(season)
+        next_slug = await database_sync_to_async(next_season_slug)(season)
         sub.push(
             "season_closed",
             _encode(

@@ -114,7 +114,7 @@ def _rank(standing: store.Standing, rank_style: str) -> int:
     return standing.better_count + 1 if rank_style == "competition" else standing.rank
 
 
-def _entries(
+def standing_entries(
     season: Season, standings: Sequence[store.Standing], rank_style: str
 ) -> list[dict[str, Any]]:
     profiles = profiles_get(s.player_id for s in standings)
@@ -163,13 +163,13 @@ def leaderboard_top(
             "season": season.slug,
             "as_of": timezone.now(),
             "total_players": total,
-            "entries": _entries(season, standings, rank_style),
+            "entries": standing_entries(season, standings, rank_style),
         }
 
     return _reused(("top", season.pk, offset, limit, rank_style), build)
 
 
-def _percentile(rank: int, total: int) -> float:
+def percentile_of(rank: int, total: int) -> float:
     """Share of the board ranked at or below this player: rank 1 is 100.0."""
     return round(100.0 * (total - rank + 1) / total, 2) if total else 0.0
 
@@ -188,7 +188,7 @@ def player_standing(
         "rank": rank,
         "points": points_of(standing.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
-        "percentile": _percentile(standing.rank, total),
+        "percentile": percentile_of(standing.rank, total),
     }
 
 
@@ -213,8 +213,8 @@ def _around(*, season: Season, player_id: str, n: int, rank_style: str) -> dict[
         "rank": _rank(me, rank_style),
         "points": points_of(me.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
-        "percentile": _percentile(me.rank, total),
-        "entries": _entries(season, standings, rank_style),
+        "percentile": percentile_of(me.rank, total),
+        "entries": standing_entries(season, standings, rank_style),
     }
 
 

@@ -284,15 +284,34 @@ def read_many(season_id: int, player_ids: Sequence[str]) -> tuple[int, list[Stan
     return int(size), out
 
 
+# Ordinal rank and score of many players, flat: rank, score, rank, score... (-1 when absent).
+# No competition-rank base: the live ticker reads this for every followed player on every
+# change, so it does only what an ordinal rank needs.
+_READ_RANKS = """
+local out = {}
+for i = 1, #ARGV do
+  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
+  if rank then
+    out[#out + 1] = rank
+    out[#out + 1] = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  else
+    out[#out + 1] = -1
+    out[#out + 1] = 0
+  end
+end
+return out
+"""
+
 # Players one script call ranks in a batch read: a long script blocks every other client.
-_BATCH_CHUNK = 500
+_BATCH_CHUNK = 1000
 
 
 @dataclass(frozen=True, slots=True)
 class BatchRead:
     size: int
     top: list[Standing]
-    players: list[Standing | None]  # in the order asked, None when unranked
+    # (1-based ordinal rank, composite) of each player asked, in order; None when unranked.
+    players: list[tuple[int, int] | None]
     arounds: list[list[Standing]]  # one contiguous window per request, [] when unranked
 
 
@@ -303,8 +322,8 @@ def read_batch(
     player_ids: Sequence[str] = (),
     arounds: Sequence[tuple[str, int]] = (),
 ) -> BatchRead:
-    """The top, many players' ranks and several around-me windows of one season, in one round
-    trip (the live ticker's read). Each part is read atomically; the parts may be a few
+    """The top, many players' ordinal ranks and several around-me windows of one season, in one
+    round trip (the live ticker's read). Each part is read atomically; the parts may be a few
     commands apart, which a reader that looks again on the next change tolerates."""
     key = standings_key(season_id)
     pipe = client().pipeline(transaction=False)
@@ -312,7 +331,7 @@ def read_batch(
         _script(_READ_PAGE)(keys=[key], args=[0, top - 1], client=pipe)
     chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
     for chunk in chunks:
-        _script(_READ_MANY)(keys=[key], args=list(chunk), client=pipe)
+        _script(_READ_RANKS)(keys=[key], args=list(chunk), client=pipe)
     for player_id, n in arounds:
         _script(_READ_AROUND)(keys=[key], args=[player_id, n], client=pipe)
     pipe.zcard(key)
@@ -322,15 +341,14 @@ def read_batch(
     if top > 0:
         _, first_better, flat = next(replies)
         page = _with_better(_rows(flat, 1), int(first_better or 0))
-    players: list[Standing | None] = []
-    for chunk in chunks:
-        _, rows = next(replies)
-        for player_id, (rank, score, better) in zip(chunk, rows, strict=True):
-            players.append(
-                None
-                if rank is None
-                else Standing(player_id, int(rank) + 1, int(float(score)), int(better))
-            )
+    players: list[tuple[int, int] | None] = []
+    for _ in chunks:
+        flat = next(replies)
+        ranks, scores = flat[0::2], flat[1::2]
+        players.extend(
+            None if rank < 0 else (rank + 1, int(float(score)))
+            for rank, score in zip(ranks, scores, strict=True)
+        )
     windows: list[list[Standing]] = []
     for _ in arounds:
         rank, _, first, first_better, flat = next(replies)

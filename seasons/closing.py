@@ -24,7 +24,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from config.errors import Conflict
-from leaderboards import store
+from leaderboards import live, store
 from leaderboards.scoring import TIME_SLOTS, points_of
 from leaderboards.services import season_rebuild_standings, totals_mirror
 from matches.models import PlayerTotal
@@ -104,6 +104,7 @@ def season_close(
         state=SeasonState.CLOSED, close_step="closed", closed_at=now
     )
     season.refresh_from_db()
+    live.season_closed(season.pk, live.next_season_slug(season))
     return season
 
 

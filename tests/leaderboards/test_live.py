@@ -1,0 +1,442 @@
+"""Live pushes over WebSockets, through Channels' communicator: snapshot, changes, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.utils import timezone
+
+from config.asgi import application
+from leaderboards import live, services, store
+from matches.models import PlayerTotal
+from seasons.models import SeasonState
+from tests.factories import SeasonFactory
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+WAIT = 5  # seconds; a bound for a hung test, not a speed requirement
+
+
+def socket(path: str, *, headers: list[tuple[bytes, bytes]] | None = None) -> Any:
+    return WebsocketCommunicator(
+        application, path, headers=[ORIGIN] if headers is None else headers
+    )
+
+
+async def open_socket(path: str) -> tuple[Any, dict[str, Any]]:
+    """Connect and return the socket with its first message."""
+    communicator = socket(path)
+    connected, _ = await communicator.connect(timeout=WAIT)
+    assert connected
+    return communicator, await communicator.receive_json_from(timeout=WAIT)
+
+
+def without_as_of(message: dict[str, Any]) -> dict[str, Any]:
+    assert isinstance(message.pop("as_of"), str)
+    return message
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> None:
+    """Each test runs its own event loop; give it a channel layer of its own as well."""
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def scores(server, season):
+    """Post results through the REST API (the eager mirror writes the ZSET and the notice)."""
+
+    def post(**points: int) -> None:
+        for player_id, value in points.items():
+            response = server.post(
+                "/api/v1/scores",
+                {"player_id": player_id, "points": value, "match_id": f"m-{player_id}-{value}"},
+                format="json",
+            )
+            assert response.status_code == 201, response.json()
+
+    return post
+
+
+@pytest.mark.django_db(transaction=True)
+def test_snapshot_on_connect_has_the_top_and_the_player_in_the_rest_shapes(client, scores):
+    scores(p1=300, p2=200, p3=100)
+    rest_top = client.get("/api/v1/leaderboard/top?limit=2").json()
+    rest_player = client.get("/api/v1/leaderboard/players/p2").json()
+    rest_around = client.get("/api/v1/leaderboard/players/p2/around?n=1").json()
+
+    async def scenario() -> dict[str, Any]:
+        communicator, snapshot = await open_socket(
+            "/ws/v1/leaderboard/global/?top=2&player_id=p2&n=1"
+        )
+        await communicator.disconnect()
+        return snapshot
+
+    snapshot = async_to_sync(scenario)()
+
+    assert without_as_of(snapshot) == {
+        "seq": 1,
+        "type": "snapshot",
+        "board": "global",
+        "season": "s1",
+        "total_players": 3,
+        "entries": rest_top["entries"],
+        "player": {**rest_player, "entries": rest_around["entries"]},
+    }
+    assert [e["player_id"] for e in snapshot["entries"]] == ["p1", "p2"]
+    assert snapshot["player"]["rank"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_snapshot_of_a_player_without_a_score_has_null_rank(scores):
+    scores(p1=300)
+
+    async def scenario() -> dict[str, Any]:
+        communicator, snapshot = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=new")
+        await communicator.disconnect()
+        return snapshot
+
+    snapshot = without_as_of(async_to_sync(scenario)())
+
+    assert snapshot["entries"] == []
+    assert snapshot["player"] == {
+        "player_id": "new",
+        "board": "global",
+        "season": "s1",
+        "rank": None,
+        "points": None,
+        "total_players": 1,
+        "percentile": None,
+        "entries": [],
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_that_changes_the_top_is_pushed_with_the_next_seq(client, scores):
+    scores(p1=300, p2=200)
+
+    async def scenario() -> list[dict[str, Any]]:
+        communicator, snapshot = await open_socket("/ws/v1/leaderboard/global/?top=3")
+        await sync_to_async(scores)(p3=250)
+        top = await communicator.receive_json_from(timeout=WAIT)
+        await sync_to_async(scores)(p4=220)
+        again = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return [snapshot, top, again]
+
+    snapshot, top, again = async_to_sync(scenario)()
+
+    assert (snapshot["seq"], top["seq"], again["seq"]) == (1, 2, 3)
+    assert without_as_of(again) == {
+        "seq": 3,
+        "type": "top",
+        "board": "global",
+        "season": "s1",
+        "total_players": 4,
+        "entries": client.get("/api/v1/leaderboard/top?limit=3").json()["entries"],
+    }
+    assert [e["player_id"] for e in top["entries"]] == ["p1", "p3", "p2"]
+    assert [e["player_id"] for e in again["entries"]] == ["p1", "p3", "p4"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_player_is_told_when_someone_passes_them_and_when_they_climb(scores):
+    scores(p1=300, p2=200)
+
+    async def scenario() -> list[dict[str, Any]]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p2")
+        await sync_to_async(scores)(p3=250)
+        passed = await communicator.receive_json_from(timeout=WAIT)
+        await sync_to_async(scores)(p2=500)
+        climbed = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return [passed, climbed]
+
+    passed, climbed = async_to_sync(scenario)()
+
+    assert passed == {
+        "seq": 2,
+        "type": "player",
+        "player_id": "p2",
+        "board": "global",
+        "season": "s1",
+        "rank": 3,
+        "points": 200,
+        "total_players": 3,
+        "percentile": 33.33,
+    }
+    assert (climbed["seq"], climbed["rank"], climbed["points"]) == (3, 1, 700)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_behind_the_player_and_outside_the_top_sends_nothing(scores):
+    scores(p1=300, p2=200)
+
+    async def scenario() -> bool:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=1&player_id=p1")
+        await sync_to_async(scores)(p3=10)
+        nothing = await communicator.receive_nothing(timeout=1)
+        await communicator.disconnect()
+        return nothing
+
+    assert async_to_sync(scenario)() is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rebuilt_season_is_pushed_like_a_mirrored_result(season, scores):
+    scores(p1=300, p2=200)
+    # The total changed in PostgreSQL long ago, so only the rebuild itself (not its catch-up
+    # of recent totals) writes it to Redis and announces it.
+    PlayerTotal.objects.filter(player_id="p2").update(
+        points=400, updated_at=timezone.now() - timedelta(hours=1)
+    )
+
+    async def scenario() -> dict[str, Any]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p2")
+        await sync_to_async(services.season_rebuild_standings)(season=season)
+        message = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return message
+
+    message = async_to_sync(scenario)()
+
+    assert (message["seq"], message["type"], message["rank"], message["points"]) == (
+        2,
+        "player",
+        1,
+        400,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("path", "close_code", "error_code"),
+    [
+        ("/ws/v1/leaderboard/nope/", 4404, "board_not_found"),
+        ("/ws/v1/leaderboard/global/?season=s9", 4404, "season_not_found"),
+        ("/ws/v1/leaderboard/global/?player_id=bad%20id", 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?player_id=" + "x" * 65, 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?top=101", 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?top=-1", 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?top=ten", 4400, "validation_error"),
+    ],
+)
+def test_bad_parameters_get_an_error_then_a_close_code(season, path, close_code, error_code):
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        communicator, error = await open_socket(path)
+        closed = await communicator.receive_output(timeout=WAIT)
+        return error, closed
+
+    error, closed = async_to_sync(scenario)()
+
+    assert (error["seq"], error["type"], error["error"]["code"]) == (1, "error", error_code)
+    assert error["error"]["message"]
+    assert closed == {"type": "websocket.close", "code": close_code}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("headers", [[(b"origin", b"http://evil.example")], []])
+def test_a_socket_opened_from_another_site_is_refused(season, headers):
+    async def scenario() -> tuple[bool, Any]:
+        return await socket("/ws/v1/leaderboard/global/", headers=headers).connect(timeout=WAIT)
+
+    connected, _ = async_to_sync(scenario)()
+
+    assert connected is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_season_closed_reaches_subscribers_then_closes_the_socket(season, scores):
+    scores(p1=300)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?player_id=p1")
+        await sync_to_async(live.season_closed)(season.pk, "s2")
+        message = await communicator.receive_json_from(timeout=WAIT)
+        closed = await communicator.receive_output(timeout=WAIT)
+        return message, closed
+
+    message, closed = async_to_sync(scenario)()
+
+    assert message == {
+        "seq": 2,
+        "type": "season_closed",
+        "board": "global",
+        "season": "s1",
+        "next_season": "s2",
+    }
+    assert closed == {"type": "websocket.close", "code": 4410}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_connecting_to_a_closed_season_names_the_next_one(season):
+    season.state = SeasonState.CLOSED
+    season.save(update_fields=["state"])
+    SeasonFactory(board=season.board, slug="s2", starts_at=season.ends_at)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        communicator, message = await open_socket("/ws/v1/leaderboard/global/?season=s1")
+        return message, await communicator.receive_output(timeout=WAIT)
+
+    message, closed = async_to_sync(scenario)()
+
+    assert message == {
+        "seq": 1,
+        "type": "season_closed",
+        "board": "global",
+        "season": "s1",
+        "next_season": "s2",
+    }
+    assert closed == {"type": "websocket.close", "code": 4410}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_may_follow_more_players_up_to_the_limit(scores):
+    scores(p1=300, p2=200)
+    limit = live.MAX_PLAYERS_PER_CONNECTION
+
+    async def scenario() -> list[dict[str, Any]]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p1")
+        await communicator.send_json_to({"action": "follow", "player_id": "p2"})
+        followed = await communicator.receive_json_from(timeout=WAIT)
+        for i in range(limit - 2):
+            await communicator.send_json_to({"action": "follow", "player_id": f"f{i}"})
+            await communicator.receive_json_from(timeout=WAIT)
+        await communicator.send_json_to({"action": "follow", "player_id": "one-too-many"})
+        refused = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.send_json_to({"action": "dance"})
+        invalid = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.send_json_to({"action": "unfollow", "player_id": "p1"})
+        await communicator.send_json_to({"action": "unfollow", "player_id": "f0"})
+        await communicator.send_json_to({"action": "follow", "player_id": "p9"})
+        followed_after_unfollow = await communicator.receive_json_from(timeout=WAIT)
+        await sync_to_async(scores)(p3=1000)
+        after_unfollow = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return [followed, refused, invalid, followed_after_unfollow, after_unfollow]
+
+    followed, refused, invalid, room_again, after_unfollow = async_to_sync(scenario)()
+
+    assert followed == {
+        "seq": 2,
+        "type": "player",
+        "player_id": "p2",
+        "board": "global",
+        "season": "s1",
+        "rank": 2,
+        "points": 200,
+        "total_players": 2,
+        "percentile": 50.0,
+    }
+    assert refused["type"] == "error"
+    assert refused["error"]["code"] == "too_many_subscriptions"
+    assert invalid["error"]["code"] == "validation_error"
+    assert (room_again["type"], room_again["player_id"], room_again["rank"]) == (
+        "player",
+        "p9",
+        None,
+    )
+    # p1 was unfollowed, so only p2 (passed by p3) is reported.
+    assert (after_unfollow["type"], after_unfollow["player_id"], after_unfollow["rank"]) == (
+        "player",
+        "p2",
+        3,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_read_per_tick_serves_every_socket_of_the_process(scores, monkeypatch):
+    players = [f"p{i}" for i in range(30)]
+    scores(**{player_id: 100 + i for i, player_id in enumerate(players)})
+    reads: list[int] = []
+    read_batch = store.read_batch
+
+    def counting_read_batch(season_id: int, **kwargs: Any) -> store.BatchRead:
+        reads.append(len(kwargs["player_ids"]))
+        return read_batch(season_id, **kwargs)
+
+    monkeypatch.setattr(store, "read_batch", counting_read_batch)
+
+    async def scenario() -> list[dict[str, Any]]:
+        sockets = [
+            (await open_socket(f"/ws/v1/leaderboard/global/?top=5&player_id={player_id}"))[0]
+            for player_id in players
+        ]
+        reads.clear()
+        await sync_to_async(scores)(leader=10_000)
+        pushed = [await communicator.receive_json_from(timeout=WAIT) for communicator in sockets]
+        pushed += [await communicator.receive_json_from(timeout=WAIT) for communicator in sockets]
+        for communicator in sockets:
+            await communicator.disconnect()
+        return pushed
+
+    pushed = async_to_sync(scenario)()
+
+    assert reads == [30]
+    player_messages = sorted((m["player_id"], m["rank"]) for m in pushed if m["type"] == "player")
+    assert player_messages == sorted((f"p{i}", 31 - i) for i in range(30))
+    assert sum(1 for m in pushed if m["type"] == "top") == 30
+
+
+def test_an_unsent_message_is_replaced_by_a_newer_one_of_its_kind():
+    sent: list[str] = []
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+
+        async def send(text: str) -> None:
+            await release.wait()
+            sent.append(text)
+
+        async def close(code: int) -> None:
+            sent.append(f"close {code}")
+
+        subscriber = live.Subscriber(send=send, close=close)
+        subscriber.push("top", '{"type":"top","v":1}')
+        await asyncio.sleep(0)
+        subscriber.push("top", '{"type":"top","v":2}')
+        subscriber.push("player:p1", '{"type":"player","v":1}')
+        subscriber.push("top", '{"type":"top","v":3}')
+        release.set()
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+
+    assert sent == [
+        '{"seq":1,"type":"top","v":1}',
+        '{"seq":2,"type":"top","v":3}',
+        '{"seq":3,"type":"player","v":1}',
+    ]
+
+
+def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
+    monkeypatch.setattr(live, "SEND_TIMEOUT_SECONDS", 0.05)
+    closed: list[int] = []
+    dropped: list[live.Subscriber] = []
+
+    async def scenario() -> live.Subscriber:
+        async def send(text: str) -> None:
+            await asyncio.Event().wait()
+
+        async def close(code: int) -> None:
+            closed.append(code)
+
+        subscriber = live.Subscriber(send=send, close=close)
+        subscriber._on_drop = dropped.append
+        subscriber.push("top", '{"type":"top"}')
+        await asyncio.sleep(0.3)
+        subscriber.push("top", '{"type":"top","late":true}')
+        return subscriber
+
+    subscriber = asyncio.run(scenario())
+
+    assert closed == [live.CLOSE_SLOW_CLIENT]
+    assert dropped == [subscriber]
+    assert subscriber.open is False
+    assert subscriber.seq == 1
