@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PLAYERS ?= 1000000
+SOCKETS ?= 1000
 export HOST PORT
 
 .PHONY: install services setup demo run test lint bench clean
@@ -45,6 +46,7 @@ test: services lint
 bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.run --players $(PLAYERS)
+	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
 
 clean:
 	rm -rf $(VENV) .run

@@ -31,7 +31,10 @@ class PooledWsgiToAsgi(WsgiToAsgi):
     Django's own ASGI handler starts a new thread for every request (a ThreadSensitiveContext
     per request, needed only by async views), which capped a trivial view at about 350
     requests a second per process here; the same views behind this adapter answered about
-    1,200. Every view of the API and the pages is synchronous, so nothing is lost.
+    1,200 (3,300 with two processes on the benchmark). Every view of the API and the pages is
+    synchronous, so nothing is lost. asgiref's own WsgiToAsgi runs every request on one
+    "thread-sensitive" thread, and under concurrent load that executor breaks ("already quit
+    or is broken", 500s), so the threads here come from the default pool.
     """
 
     async def __call__(self, scope, receive, send):  # noqa: ANN001

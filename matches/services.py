@@ -22,6 +22,8 @@ from seasons.models import Board, ScoreOperator, Season, SeasonState
 from .models import Player
 
 DEFAULT_BOARD = "global"
+# The advisory lock that orders bans against results being written (any fixed 64-bit number).
+BANS_LOCK = 7_466_921_042
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,14 +270,17 @@ def _record(
             " ORDER BY p ON CONFLICT (player_id) DO NOTHING",
             [now, now, player_ids],
         )
-        # A share lock on the players: a ban waits for results in flight, and results posted
-        # after it see it. Banned players' results are stored but not counted.
+        # Writers share one advisory lock that a ban takes exclusively: a ban waits for the
+        # results in flight, and results posted after it see it. (Share-locking each player's
+        # row did the same at the cost of a row lock, written to disk, per result.) Banned
+        # players' results are stored but not counted.
+        cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", [BANS_LOCK])
         cursor.execute(
-            "SELECT player_id, banned_at IS NOT NULL FROM matches_player"
-            " WHERE player_id = ANY(%s) ORDER BY player_id FOR SHARE",
+            "SELECT player_id FROM matches_player"
+            " WHERE player_id = ANY(%s) AND banned_at IS NOT NULL",
             [player_ids],
         )
-        banned = {player_id for player_id, is_banned in cursor.fetchall() if is_banned}
+        banned = {row[0] for row in cursor.fetchall()}
         cursor.execute(
             """
             INSERT INTO matches_matchresult
@@ -438,6 +443,8 @@ def player_ban(*, player_id: str, reason: str = "") -> Player:
     from leaderboards.tasks import refresh_player_standings
 
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BANS_LOCK])
         player = Player.objects.select_for_update().get(player_id=player_id)
         if player.banned_at is None:
             player.banned_at = timezone.now()

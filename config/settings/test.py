@@ -15,8 +15,7 @@ CACHES["default"]["KEY_PREFIX"] = f"test:{_RUN}:cache"
 DATABASES["default"]["TEST"] = {
     "NAME": f"test_leaderboard{env('TEST_DB_SUFFIX', default='')}",
 }
-# pytest-django wraps each test in a transaction on one connection; no pool there.
-DATABASES["default"]["OPTIONS"].pop("pool", None)
+DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
