@@ -230,6 +230,9 @@ def test_bad_parameters_get_an_error_then_a_close_code(season, path, close_code,
     async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
         communicator, error = await open_socket(path)
         closed = await communicator.receive_output(timeout=WAIT)
+        # Let the application finish inside this event loop: a consumer still pending when
+        # async_to_sync closes its loop can hang the loop's shutdown.
+        await communicator.disconnect(timeout=WAIT)
         return error, closed
 
     error, closed = async_to_sync(scenario)()
@@ -243,7 +246,11 @@ def test_bad_parameters_get_an_error_then_a_close_code(season, path, close_code,
 @pytest.mark.parametrize("headers", [[(b"origin", b"http://evil.example")], []])
 def test_a_socket_opened_from_another_site_is_refused(season, headers):
     async def scenario() -> tuple[bool, Any]:
-        return await socket("/ws/v1/leaderboard/global/", headers=headers).connect(timeout=WAIT)
+        communicator = socket("/ws/v1/leaderboard/global/", headers=headers)
+        answer = await communicator.connect(timeout=WAIT)
+        # As above: the refused consumer must finish in this loop, not at its shutdown.
+        await communicator.disconnect(timeout=WAIT)
+        return answer
 
     connected, _ = async_to_sync(scenario)()
 
