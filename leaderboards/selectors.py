@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
@@ -58,56 +59,26 @@ def profiles_forget(player_ids: Sequence[str]) -> None:
     cache.delete_many([_profile_key(i) for i in player_ids])
 
 
-class _LiveStandings:
-    """The season's ZSET, through the gateway."""
+class StandingsSource(NamedTuple):
+    """Where a season's standings are read: its ZSET or its archive, with the same shapes."""
 
-    def __init__(self, season: Season) -> None:
-        self.season_id = season.pk
-
-    def read_page(self, *, offset: int, limit: int) -> tuple[int, list[store.Standing]]:
-        return store.read_page(self.season_id, offset=offset, limit=limit)
-
-    def read_rank(self, player_id: str) -> tuple[int, store.Standing | None]:
-        return store.read_rank(self.season_id, player_id)
-
-    def read_around(
-        self, player_id: str, *, n: int
-    ) -> tuple[int, store.Standing | None, list[store.Standing]]:
-        return store.read_around(self.season_id, player_id, n=n)
-
-    def read_many(self, player_ids: Sequence[str]) -> tuple[int, list[store.Standing | None]]:
-        return store.read_many(self.season_id, player_ids)
+    read_page: Callable[..., tuple[int, list[store.Standing]]]
+    read_rank: Callable[[str], tuple[int, store.Standing | None]]
+    read_around: Callable[..., tuple[int, store.Standing | None, list[store.Standing]]]
+    read_many: Callable[[Sequence[str]], tuple[int, list[store.Standing | None]]]
 
 
-class _ArchivedStandings:
-    """A closed season's archive in PostgreSQL."""
-
-    def __init__(self, season: Season) -> None:
-        self.season = season
-
-    def read_page(self, *, offset: int, limit: int) -> tuple[int, list[store.Standing]]:
-        return archive.read_page(self.season, offset=offset, limit=limit)
-
-    def read_rank(self, player_id: str) -> tuple[int, store.Standing | None]:
-        return archive.read_rank(self.season, player_id)
-
-    def read_around(
-        self, player_id: str, *, n: int
-    ) -> tuple[int, store.Standing | None, list[store.Standing]]:
-        return archive.read_around(self.season, player_id, n=n)
-
-    def read_many(self, player_ids: Sequence[str]) -> tuple[int, list[store.Standing | None]]:
-        return archive.read_many(self.season, player_ids)
-
-
-def standings_source(season: Season) -> _LiveStandings | _ArchivedStandings:
+def standings_source(season: Season) -> StandingsSource:
     """Live seasons read the ZSET; a closed one reads its key while the board keeps it (fast
     "last season" pages) and the archive once the key is gone or lost."""
-    if season.state != SeasonState.CLOSED:
-        return _LiveStandings(season)
-    if season.standings_removed_at is None and store.standings_exist(season.pk):
-        return _LiveStandings(season)
-    return _ArchivedStandings(season)
+    live = season.state != SeasonState.CLOSED or (
+        season.standings_removed_at is None and store.standings_exist(season.pk)
+    )
+    # The gateway takes the season's id, the archive the season itself; otherwise they match.
+    reader, key = (store, season.pk) if live else (archive, season)
+    return StandingsSource(
+        *(partial(getattr(reader, name), key) for name in StandingsSource._fields)
+    )
 
 
 def _rank(standing: store.Standing, rank_style: str) -> int:
