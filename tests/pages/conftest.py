@@ -16,11 +16,8 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +32,8 @@ from django.conf import settings
 from django.db import connection, connections
 
 from matches.models import GameServer
+from tests.fault import procs
+from tests.fault.procs import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
@@ -59,74 +58,16 @@ T = TypeVar("T")
 os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
 
 
-def wait_until(check: Callable[[], T], *, timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.1)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Process:
-    """A child in its own process group, logging to a file; stop() is always safe to call."""
+class Process(procs.Process):
+    """The fault tests' process (own group, log file, stop() always safe), named, logging
+    under `logs`, with a bounded wait for readiness."""
 
     def __init__(self, name: str, args: list[str], *, env: dict[str, str], logs: Path) -> None:
+        super().__init__(args, log=logs / f"{name}.log", env=env)
         self.name = name
-        self.args = args
-        self.env = env
-        self.log = logs / f"{name}.log"
-        self.popen: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Process:
-        with self.log.open("ab") as out:
-            self.popen = subprocess.Popen(
-                self.args,
-                cwd=ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return self
-
-    def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
 
     def stop(self) -> None:
-        if self.popen is None:
-            return
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.popen.pid, signum)
-            except ProcessLookupError:
-                break
-            try:
-                self.popen.wait(timeout=STOP_SECONDS)
-                if signum == signal.SIGTERM:
-                    # Children of the group (a worker's pool) go as well.
-                    os.killpg(self.popen.pid, signal.SIGKILL)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-            except ProcessLookupError:
-                break
-        self.popen = None
-
-    def output(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
-            return ""
+        super().stop(timeout=STOP_SECONDS)
 
     def wait_for(self, check: Callable[[], Any], *, what: str) -> None:
         def ready() -> Any:
