@@ -35,6 +35,8 @@ from matches.models import GameServer
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
 
+from . import data
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
@@ -279,3 +281,27 @@ def screenshot() -> Callable[[Any, str], Path]:
         return path
 
     return take
+
+
+@pytest.fixture
+def board():
+    return data.global_board()
+
+
+@pytest.fixture
+def season(board):
+    return data.running_season(board)
+
+
+@pytest.fixture
+def scores(post_scores, season):
+    def post(points: dict[str, int]) -> None:
+        response = post_scores(
+            [
+                {"player_id": pid, "points": p, "match_id": f"m-{pid}-{p}"}
+                for pid, p in points.items()
+            ]
+        )
+        assert response.status_code == 200, response.json()
+
+    return post

@@ -19,30 +19,6 @@ from . import data
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def board():
-    return data.global_board()
-
-
-@pytest.fixture
-def season(board):
-    return data.running_season(board)
-
-
-@pytest.fixture
-def scores(post_scores, season):
-    def post(points: dict[str, int]) -> None:
-        response = post_scores(
-            [
-                {"player_id": pid, "points": p, "match_id": f"m-{pid}-{p}"}
-                for pid, p in points.items()
-            ]
-        )
-        assert response.status_code == 200, response.json()
-
-    return post
-
-
 def samples() -> list[tuple[str, int, int, datetime]]:
     return list(
         RankSample.objects.order_by("sampled_at", "rank").values_list(

@@ -23,30 +23,6 @@ ROW = re.compile(r'<tr data-player-id="([^"]+)"')
 
 
 @pytest.fixture
-def board():
-    return data.global_board()
-
-
-@pytest.fixture
-def season(board):
-    return data.running_season(board)
-
-
-@pytest.fixture
-def scores(post_scores, season):
-    def post(points: dict[str, int]) -> None:
-        response = post_scores(
-            [
-                {"player_id": pid, "points": p, "match_id": f"m-{pid}-{p}"}
-                for pid, p in points.items()
-            ]
-        )
-        assert response.status_code == 200, response.json()
-
-    return post
-
-
-@pytest.fixture
 def board_of_120(scores):
     """p001 leads with 1,200 points, then 10 points less per player down to p120."""
     data.players(120)
