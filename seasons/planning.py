@@ -26,28 +26,21 @@ def schedule_window(board: Board, moment: datetime) -> tuple[datetime, datetime]
     return start.astimezone(UTC), end.astimezone(UTC)
 
 
-def season_slug(board: Board, starts_at: datetime) -> str:
+def season_label(board: Board, starts_at: datetime) -> tuple[str, str]:
+    """The slug and name of the season the board's schedule starts at `starts_at`."""
     local = starts_at.astimezone(ZoneInfo(board.schedule_timezone))
     if board.schedule == ScheduleKind.WEEKLY:
         year, week, _ = local.isocalendar()
-        return f"w{year}-{week:02d}"
+        return f"w{year}-{week:02d}", f"Week {week}, {year}"
     if board.schedule == ScheduleKind.MONTHLY:
-        return f"m{local:%Y-%m}"
+        return f"m{local:%Y-%m}", f"{local:%B %Y}"
     if board.schedule == ScheduleKind.QUARTERLY:
-        return f"s{local.year}q{(local.month - 1) // 3 + 1}"
-    return f"s{local:%Y%m%d-%H%M}"
-
-
-def season_name(board: Board, starts_at: datetime) -> str:
-    local = starts_at.astimezone(ZoneInfo(board.schedule_timezone))
-    if board.schedule == ScheduleKind.WEEKLY:
-        year, week, _ = local.isocalendar()
-        return f"Week {week}, {year}"
-    if board.schedule == ScheduleKind.MONTHLY:
-        return f"{local:%B %Y}"
-    if board.schedule == ScheduleKind.QUARTERLY:
-        return f"Q{(local.month - 1) // 3 + 1} {local.year}"
-    return f"Season of {local:%Y-%m-%d %H:%M} ({board.schedule_timezone})"
+        quarter = (local.month - 1) // 3 + 1
+        return f"s{local.year}q{quarter}", f"Q{quarter} {local.year}"
+    return (
+        f"s{local:%Y%m%d-%H%M}",
+        f"Season of {local:%Y-%m-%d %H:%M} ({board.schedule_timezone})",
+    )
 
 
 def _season_at(board: Board, moment: datetime) -> Season:
@@ -76,13 +69,13 @@ def _season_at(board: Board, moment: datetime) -> Season:
     end = min(end, following_start or end)
     if (end - start).total_seconds() > MAX_SEASON_SECONDS:
         end = start + timedelta(seconds=MAX_SEASON_SECONDS)
-    slug = season_slug(board, start)
+    slug, name = season_label(board, start)
     if Season.objects.filter(board=board, slug=slug).exists():
         slug = f"{slug}-{start:%H%M%S}"
     season = Season(
         board=board,
         slug=slug,
-        name=season_name(board, start),
+        name=name,
         starts_at=start,
         ends_at=end,
         grace_period=board.season_grace_period,
