@@ -1,5 +1,15 @@
 """Where the machine's CPU went during a phase: web, worker, Redis, PostgreSQL, wrk, the harness
-itself, and everything else on the machine (other tenants of a shared box show up there)."""
+itself, and everything else on the machine (other tenants of a shared box show up there).
+
+A part is named by the pid of the process that leads it: that process, its process group (a
+server the harness started leads its own) and its children (PostgreSQL's backends are children
+of the postmaster, each in a session of its own). Processes come and go within a phase (a backend
+per connection, a Celery pool child), and a process's time vanishes from /proc with it. So each
+part is measured as the time of its live processes plus what they have reaped from children
+that exited (cutime and cstime): a backend's time moves into the postmaster's reaped total when
+it ends, and the part's sum stays whole. The difference of two such sums is the part's CPU in
+between.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +19,20 @@ import time
 from dataclasses import dataclass, field
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+# Parts not led by a known process are found by their command name.
+_NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
 
 
-def _process_ticks() -> dict[int, tuple[str, int, int]]:
-    """pid -> (command name, process group, user+system ticks) for every live process."""
+@dataclass(frozen=True)
+class _Process:
+    name: str
+    ppid: int
+    pgrp: int
+    ticks: int  # its own user and system time, plus that of the children it has reaped
+
+
+def _processes() -> dict[int, _Process]:
+    """Every live process, from /proc."""
     found = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -25,8 +45,9 @@ def _process_ticks() -> dict[int, tuple[str, int, int]]:
         name = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
         # Fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt
-        # cmajflt utime stime ...
-        found[int(entry.name)] = (name, int(fields[2]), int(fields[11]) + int(fields[12]))
+        # cmajflt utime stime cutime cstime ...
+        ticks = sum(int(value) for value in fields[11:15])
+        found[int(entry.name)] = _Process(name, int(fields[1]), int(fields[2]), ticks)
     return found
 
 
@@ -46,42 +67,45 @@ def _own_seconds(who: int) -> float:
 class CpuMeter:
     """Snapshot at start(), then stop() returns each part's CPU in cores (1.0 = one core busy)."""
 
-    groups: dict[str, int] = field(default_factory=dict)  # name -> process group id
+    groups: dict[str, int] = field(default_factory=dict)  # name -> pid of the part's leader
     _start: float = 0.0
-    _ticks: dict[int, tuple[str, int, int]] = field(default_factory=dict)
+    _parts: dict[str, int] = field(default_factory=dict)
     _busy: int = 0
     _self: float = 0.0
     _children: float = 0.0
 
     def start(self) -> CpuMeter:
         self._start = time.monotonic()
-        self._ticks = _process_ticks()
+        self._parts = self._part_ticks()
         self._busy = _machine_busy_ticks()
         self._self = _own_seconds(resource.RUSAGE_SELF)
         self._children = _own_seconds(resource.RUSAGE_CHILDREN)
         return self
 
-    def _part(self, name: str, pgrp: int) -> str | None:
-        for group, pgid in self.groups.items():
-            if pgrp == pgid:
-                return group
-        if name == "redis-server":
-            return "redis"
-        if name == "postgres":
-            return "postgres"
-        return None
+    def _part_ticks(self) -> dict[str, int]:
+        """Ticks of each part's live processes and their reaped children, now."""
+        leaders = {pid: name for name, pid in self.groups.items()}
+        named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
+        totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)
+        me = os.getpid()
+        for pid, process in _processes().items():
+            part = (
+                leaders.get(pid)
+                or leaders.get(process.pgrp)
+                or leaders.get(process.ppid)
+                or named.get(process.name)
+            )
+            if part is not None and pid != me:
+                totals[part] += process.ticks
+        return totals
 
     def stop(self) -> dict[str, float]:
         seconds = max(time.monotonic() - self._start, 1e-6)
-        parts: dict[str, float] = {name: 0.0 for name in self.groups}
-        parts.update(redis=0.0, postgres=0.0)
-        for pid, (name, pgrp, ticks) in _process_ticks().items():
-            part = self._part(name, pgrp)
-            if part is None or pid == os.getpid():
-                continue
-            before = self._ticks.get(pid)
-            used = ticks - (before[2] if before and before[0] == name else 0)
-            parts[part] += used / _TICKS
+        now = self._part_ticks()
+        # A part can only lose time if one of its processes was reaped by an outsider.
+        parts = {
+            name: max(0, ticks - self._parts.get(name, 0)) / _TICKS for name, ticks in now.items()
+        }
         # wrk (and py-spy) are waited-for children of the harness: their rusage says it exactly.
         parts["wrk"] = _own_seconds(resource.RUSAGE_CHILDREN) - self._children
         parts["harness"] = _own_seconds(resource.RUSAGE_SELF) - self._self

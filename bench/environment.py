@@ -1,12 +1,14 @@
 """The bench's own corner of PostgreSQL and Redis, and the environment its processes run with.
 
 The harness and every server it starts read the same variables that config/settings/base.py
-reads, pointed at a database, key prefixes and a broker database of the bench's own, so a run
-never touches the developer's `leaderboard` database or keys outside its prefix.
+reads, pointed at a database (on a PostgreSQL cluster of the bench's own unless --database-url
+names a server), key prefixes and a broker database of the bench's own, so a run never touches
+the developer's `leaderboard` database or keys outside its prefix.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse, urlunparse
@@ -16,11 +18,11 @@ from psycopg import sql
 
 from .errors import BenchError
 from .options import ROOT, Options
+from .postgres import BenchCluster, bench_cluster_start
 
 SETTINGS_MODULE = "config.settings.local"
 # The bench's Celery queue, in the bench's own broker database as well.
 QUEUE = "bench"
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -31,6 +33,8 @@ class BenchEnvironment:
     broker_url: str
     key_prefix: str
     cache_prefix: str
+    # The cluster the bench started, or None on a server named by --database-url.
+    cluster: BenchCluster | None = None
 
     @property
     def database(self) -> str:
@@ -83,14 +87,17 @@ def _with_path(url: str, path: str) -> str:
 
 
 def bench_environment(options: Options) -> BenchEnvironment:
-    base_database = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    """Check the options' names, then start the bench's own PostgreSQL unless --database-url
+    names a server to use instead."""
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    developer_database = unquote(urlparse(base_database).path.lstrip("/"))
     redis_db = int(urlparse(redis_url).path.lstrip("/") or 0)
-    if "bench" not in options.database or options.database == developer_database:
+    named_database = (
+        unquote(urlparse(options.database_url).path.lstrip("/")) if options.database_url else ""
+    )
+    if "bench" not in options.database or options.database == named_database:
         raise BenchError(
             f"refusing database '{options.database}': the bench truncates its database, so its "
-            "name must contain 'bench' and differ from DATABASE_URL's"
+            "name must contain 'bench' and differ from --database-url's"
         )
     for name, prefix in (
         ("--key-prefix", options.key_prefix),
@@ -103,28 +110,42 @@ def bench_environment(options: Options) -> BenchEnvironment:
             f"--broker-db {options.broker_db} is REDIS_URL's database: the bench's Celery queue "
             "would mix with the developer's"
         )
+    if options.database_url:
+        cluster, server_url = None, options.database_url
+    else:
+        cluster = bench_cluster_start(options.postgres_dir)
+        server_url = cluster.url
     return BenchEnvironment(
-        database_url=_with_path(base_database, f"/{options.database}"),
+        database_url=_with_path(server_url, f"/{options.database}"),
         redis_url=redis_url,
         broker_url=_with_path(redis_url, f"/{options.broker_db}"),
         key_prefix=options.key_prefix,
         cache_prefix=options.cache_prefix,
+        cluster=cluster,
     )
 
 
 def database_ensure(env: BenchEnvironment) -> bool:
-    """Create the bench's database if it is missing; returns whether it was created."""
+    """Create the bench's database if it is missing (returns whether it was), with the
+    pg_stat_statements extension where the server preloads it (the bench's own cluster does)."""
     try:
         with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", [env.database]
             ).fetchone()
-            if exists:
-                return False
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(env.database)))
-            return True
+            if not exists:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(env.database)))
+            preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
+        if "pg_stat_statements" in {name.strip() for name in preloaded.split(",")}:
+            # Without the privilege to create it, the run goes on without statement figures.
+            with (
+                psycopg.connect(**env.conninfo(), autocommit=True) as conn,
+                contextlib.suppress(psycopg.errors.InsufficientPrivilege),
+            ):
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     except psycopg.OperationalError as exc:
         raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
+    return not exists
 
 
 def django_setup(env: BenchEnvironment) -> None:

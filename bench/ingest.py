@@ -1,22 +1,25 @@
-"""Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror) and how
-soon each accepted result is visible in Redis.
+"""Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), how soon
+each accepted result is visible through the public rank endpoint, and what PostgreSQL did for it.
 
-wrk drives the load from C with a Lua script that makes every match id unique, so the client
-costs little CPU. Accepted results are counted where they are confirmed, in PostgreSQL (rows of
-matches_matchresult received in the window), not from the client's side. Freshness comes from a
-probe: a few single-result POSTs a second, interleaved with wrk's load, for players wrk never
-writes; after each 201 the probe polls the gateway's ZMSCORE until the player's total shows.
+Two kinds of load. Closed loop: wrk drives it from C with a Lua script that makes every match id
+unique, each connection sending its next request when the last is answered, so it finds how much
+the server takes. Open loop: bench/openloop.py offers a fixed rate whatever the answers, so it
+tells whether the server keeps up with that rate; a server that does not shows a growing backlog
+and growing freshness, not a client that slowed down with it.
+
+Accepted results are counted where they are confirmed, in PostgreSQL (rows of
+matches_matchresult), not from the client's side. Freshness comes from a probe
+(bench/openloop.py): a few single-result POSTs a second for players the load never writes, each
+polled on the public rank endpoint until it shows. PostgreSQL's own statistics (bench/pgstats.py)
+cover the load and the drain after it, so the mirror's statements count with the results they
+mirror.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import random
-import threading
 import time
+from types import TracebackType
 from typing import Any
-from urllib.parse import urlparse
 
 import psycopg
 import redis
@@ -27,153 +30,22 @@ from seasons.models import Season
 
 from .cpu import CpuMeter
 from .environment import QUEUE, BenchEnvironment, database_connections
+from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender, freshness_between
 from .options import Options
+from .pgstats import PgSnapshot, harness_connection, pg_delta, pg_snapshot
 from .processes import Started
-from .stats import latency_summary
 from .wrk import wrk_run
 
-POLL_SECONDS = 0.005
-LOST_AFTER_SECONDS = 30.0
+# An open-loop rate is sustained when at least this share of the offered results is accepted
+# and the freshness p99 over the window stays under this, with no probe lost or refused.
+SUSTAINED_SHARE = 0.999
+SUSTAINED_FRESHNESS_P99_MS = 1000.0
 CONSISTENCY_SAMPLE = 500
 STALLED_SECONDS = 5.0
-
-
-class FreshnessProbe:
-    """Posts results for its own players at a steady rate and times each until Redis shows it."""
-
-    def __init__(
-        self, *, server: Started, api_key: str, season: Season, player_ids: list[str], rate: float
-    ) -> None:
-        self.url = urlparse(server.url)
-        self.api_key = api_key
-        self.season = season
-        self.player_ids = player_ids
-        self.interval = 1.0 / rate
-        self.origin = 0.0
-        self.nonce = f"probe-{int(time.time() * 1000)}"
-        self.pending: dict[str, tuple[int, float, float]] = {}
-        self.samples: list[dict[str, float]] = []
-        self.posted = 0
-        self.failed = 0
-        self.lost = 0
-        self._lock = threading.Lock()
-        self._stop_posting = threading.Event()
-        self._stop_polling = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._post_loop, name="probe-post", daemon=True),
-            threading.Thread(target=self._poll_loop, name="probe-poll", daemon=True),
-        ]
-
-    def start(self, origin: float) -> FreshnessProbe:
-        self.origin = origin
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def stop(self) -> dict[str, Any]:
-        self._stop_posting.set()
-        self._threads[0].join(timeout=15)
-        self._stop_polling.set()
-        self._threads[1].join(timeout=LOST_AFTER_SECONDS + 5)
-        fresh = [s["fresh_ms"] for s in self.samples]
-        return {
-            "posted": self.posted,
-            "failed_posts": self.failed,
-            "not_visible_within_s": LOST_AFTER_SECONDS,
-            "lost": self.lost + len(self.pending),
-            "freshness": latency_summary(fresh),
-            "probe_post": latency_summary([s["post_ms"] for s in self.samples]),
-            "poll_interval_ms": POLL_SECONDS * 1000,
-            "series": [[round(s["t"], 3), round(s["fresh_ms"], 2)] for s in self.samples],
-        }
-
-    def _connection(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection(self.url.hostname, self.url.port, timeout=10)
-
-    def _next_player(self, rng: random.Random) -> str | None:
-        with self._lock:
-            for _ in range(20):
-                player_id = rng.choice(self.player_ids)
-                if player_id not in self.pending:
-                    return player_id
-        return None
-
-    def _post_loop(self) -> None:
-        conn = self._connection()
-        rng = random.Random(7)
-        headers = {"Authorization": f"Api-Key {self.api_key}", "Content-Type": "application/json"}
-        due = time.monotonic()
-        while not self._stop_posting.is_set():
-            now = time.monotonic()
-            if now < due:
-                self._stop_posting.wait(due - now)
-                continue
-            # A stalled server does not earn a burst of catch-up probes afterwards.
-            due = max(due + self.interval, now)
-            player_id = self._next_player(rng)
-            if player_id is None:
-                continue
-            self.posted += 1
-            body = json.dumps(
-                {
-                    "player_id": player_id,
-                    "points": rng.randint(1, 100),
-                    "match_id": f"{self.nonce}-{self.posted}",
-                    "board": self.season.board.slug,
-                    "season": self.season.slug,
-                }
-            )
-            sent = time.monotonic()
-            try:
-                conn.request("POST", "/api/v1/scores", body, headers)
-                response = conn.getresponse()
-                data = response.read()
-            except (OSError, http.client.HTTPException):
-                self.failed += 1
-                conn.close()
-                conn = self._connection()
-                continue
-            answered = time.monotonic()
-            if response.status != 201:
-                self.failed += 1
-                continue
-            total = int(json.loads(data)["total_points"])
-            with self._lock:
-                self.pending[player_id] = (total, answered, answered - sent)
-        conn.close()
-
-    def _poll_loop(self) -> None:
-        while True:
-            with self._lock:
-                snapshot = dict(self.pending)
-            if not snapshot:
-                if self._stop_polling.is_set():
-                    return
-                time.sleep(POLL_SECONDS)
-                continue
-            player_ids = list(snapshot)
-            try:
-                scores = store.scores_of(self.season.pk, player_ids)
-            except redis.RedisError:
-                time.sleep(POLL_SECONDS)
-                continue
-            seen = time.monotonic()
-            with self._lock:
-                for player_id, score in zip(player_ids, scores, strict=True):
-                    total, answered, post_seconds = snapshot[player_id]
-                    if score is not None and points_of(score, lowest_first=False) >= total:
-                        self.samples.append(
-                            {
-                                "t": answered - self.origin,
-                                "fresh_ms": (seen - answered) * 1000,
-                                "post_ms": post_seconds * 1000,
-                            }
-                        )
-                        del self.pending[player_id]
-                    elif seen - answered > LOST_AFTER_SECONDS:
-                        self.lost += 1
-                        del self.pending[player_id]
-            time.sleep(POLL_SECONDS)
+# Freshness is also summarised over the first and the last seconds of a window: a backlog that
+# grows shows as a last stretch worse than the first.
+EDGE_SECONDS = 10.0
+PROBE_PREFIX = "probe-"
 
 
 def mirror_backlog(*, env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict[str, int]:
@@ -243,6 +115,143 @@ def _consistency(*, conn: psycopg.Connection[Any], season: Season, since_id: int
     return {"checked": len(rows), "mismatched": mismatched}
 
 
+class _IngestWindow:
+    """What every ingest phase measures around its load: the freshness probe, CPU, database
+    sessions and PostgreSQL's statistics from the start; when the load stops, the CPU and the
+    backlog; then the drain, the counts, the consistency check and PostgreSQL's side."""
+
+    def __init__(
+        self,
+        *,
+        env: BenchEnvironment,
+        server: Started,
+        api_key: str,
+        season: Season,
+        options: Options,
+        cpu_groups: dict[str, int],
+    ) -> None:
+        self.env = env
+        self.season = season
+        self.options = options
+        self.load_players = options.players - options.probe_players
+        self.probe = FreshnessProbe(
+            url=server.url,
+            api_key=api_key,
+            board=season.board.slug,
+            season=season.slug,
+            player_ids=[f"p{i}" for i in range(self.load_players, options.players)],
+            rate=options.probe_rate,
+        )
+        self.meter = CpuMeter(groups=cpu_groups)
+        self.conn: psycopg.Connection[Any]
+        self.since_id = 0
+        self.pg_before: PgSnapshot
+        self.origin_wall = 0.0
+        self.stopped = 0.0
+        self.cpu: dict[str, float] = {}
+        self.at_stop: dict[str, int] = {}
+        self.connections: dict[str, int] = {}
+        self.sessions_before = 0
+        self.freshness: dict[str, Any] | None = None
+
+    def __enter__(self) -> _IngestWindow:
+        self.conn = harness_connection(self.env)
+        try:
+            self.since_id = self.conn.execute(
+                "SELECT coalesce(max(id), 0) FROM matches_matchresult"
+            ).fetchone()[0]
+            self.pg_before = pg_snapshot(self.conn)
+            self.sessions_before = database_connections(self.env)["sessions"]
+            self.origin_wall = time.time()
+            self.probe.start(time.monotonic())
+            self.meter.start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self.probe.running:
+                self.probe.stop()
+        finally:
+            self.conn.close()
+
+    def load_stopped(self) -> None:
+        self.stopped = time.monotonic()
+        self.cpu = self.meter.stop()
+        self.at_stop = mirror_backlog(env=self.env, conn=self.conn)
+        self.connections = database_connections(self.env)
+
+    def figures(self, *, seconds: float, started_wall: float | None = None) -> dict[str, Any]:
+        """Everything but the load's own figures, for a window of `seconds` of load from
+        `started_wall` (time.time(); by default when the window was entered)."""
+        conn = self.conn
+        origin_wall = started_wall or self.origin_wall
+        self.freshness = self.probe.stop()
+        drain = _drain(
+            env=self.env,
+            conn=conn,
+            at_stop=self.at_stop,
+            stopped=self.stopped,
+            seconds=self.options.drain_seconds,
+        )
+        per_second = conn.execute(
+            """
+            SELECT floor(extract(epoch FROM received_at)::float8 - %s::float8)::int AS second,
+                   count(*)
+            FROM matches_matchresult WHERE id > %s AND match_id NOT LIKE %s
+            GROUP BY 1 ORDER BY 1
+            """,
+            [origin_wall, self.since_id, f"{PROBE_PREFIX}%"],
+        ).fetchall()
+        in_window, load_accepted, all_accepted = conn.execute(
+            """
+            SELECT count(*) FILTER (WHERE match_id NOT LIKE %(probe)s
+                                    AND received_at >= to_timestamp(%(start)s)
+                                    AND received_at < to_timestamp(%(end)s)),
+                   count(*) FILTER (WHERE match_id NOT LIKE %(probe)s),
+                   count(*)
+            FROM matches_matchresult WHERE id > %(since)s
+            """,
+            {
+                "probe": f"{PROBE_PREFIX}%",
+                "start": origin_wall,
+                "end": origin_wall + seconds,
+                "since": self.since_id,
+            },
+        ).fetchone()
+        edge = min(EDGE_SECONDS, seconds / 2)
+        series = self.freshness["series"]
+        return {
+            "seconds": round(seconds, 3),
+            "accepted_results": in_window,
+            "accepted_results_per_s": round(in_window / seconds, 1) if seconds else 0.0,
+            "accepted_results_total": load_accepted,
+            "probe_results_accepted": all_accepted - load_accepted,
+            "per_second": [[second, count] for second, count in per_second if second >= 0],
+            "freshness": self.freshness,
+            "freshness_window": freshness_between(series, 0, seconds),
+            "freshness_first": freshness_between(series, 0, edge),
+            "freshness_last": freshness_between(series, seconds - edge, seconds),
+            "edge_seconds": edge,
+            "mirror": drain,
+            "consistency_after_drain": _consistency(
+                conn=conn, season=self.season, since_id=self.since_id
+            ),
+            # From the start of the load to the end of the drain, per result accepted meanwhile.
+            "postgres": pg_delta(conn, self.pg_before, results=all_accepted),
+            "cpu_cores": self.cpu,
+            "database_connections_after": self.connections["open"],
+            "database_sessions_opened": self.connections["sessions"] - self.sessions_before,
+        }
+
+
 def ingest_measure(
     *,
     wrk: str,
@@ -254,83 +263,107 @@ def ingest_measure(
     options: Options,
     cpu_groups: dict[str, int],
 ) -> dict[str, Any]:
-    load_players = options.players - options.probe_players
-    probe_ids = [f"p{i}" for i in range(load_players, options.players)]
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
-        since_id = conn.execute("SELECT coalesce(max(id), 0) FROM matches_matchresult").fetchone()[
-            0
-        ]
-        probe = FreshnessProbe(
-            server=server,
-            api_key=api_key,
-            season=season,
-            player_ids=probe_ids,
-            rate=options.probe_rate,
+    """Closed loop: wrk's connections post as fast as the answers come back."""
+    window = _IngestWindow(
+        env=env,
+        server=server,
+        api_key=api_key,
+        season=season,
+        options=options,
+        cpu_groups=cpu_groups,
+    )
+    with window:
+        result = wrk_run(
+            wrk=wrk,
+            url=server.url,
+            script="ingest.lua",
+            args=[
+                str(batch),
+                str(window.load_players),
+                season.board.slug,
+                season.slug,
+                api_key,
+                f"w{batch}-{int(window.origin_wall)}",
+            ],
+            seconds=options.ingest_seconds,
+            connections=options.ingest_connections,
+            threads=options.threads,
+            timeout_s=10,
         )
-        origin_wall = time.time()
-        probe.start(time.monotonic())
-        meter = CpuMeter(groups=cpu_groups).start()
-        sessions_before = database_connections(env)["sessions"]
-        try:
-            result = wrk_run(
-                wrk=wrk,
-                url=server.url,
-                script="ingest.lua",
-                args=[
-                    str(batch),
-                    str(load_players),
-                    season.board.slug,
-                    season.slug,
-                    api_key,
-                    f"w{batch}-{int(origin_wall)}",
-                ],
-                seconds=options.ingest_seconds,
-                connections=options.ingest_connections,
-                threads=options.threads,
-                timeout_s=10,
-            )
-            stopped = time.monotonic()
-            cpu = meter.stop()
-            at_stop = mirror_backlog(env=env, conn=conn)
-            connections = database_connections(env)
-        finally:
-            freshness = probe.stop()
-        drain = _drain(
-            env=env, conn=conn, at_stop=at_stop, stopped=stopped, seconds=options.drain_seconds
-        )
-        window = result.duration_s
-        per_second = conn.execute(
-            """
-            SELECT floor(extract(epoch FROM received_at)::float8 - %s::float8)::int AS second,
-                   count(*)
-            FROM matches_matchresult WHERE id > %s AND match_id NOT LIKE 'probe-%%'
-            GROUP BY 1 ORDER BY 1
-            """,
-            [origin_wall, since_id],
-        ).fetchall()
-        probe_accepted = conn.execute(
-            "SELECT count(*) FROM matches_matchresult WHERE id > %s AND match_id LIKE 'probe-%%'",
-            [since_id],
-        ).fetchone()[0]
-        consistency = _consistency(conn=conn, season=season, since_id=since_id)
-    in_window = sum(count for second, count in per_second if 0 <= second < window)
-    total = sum(count for _, count in per_second)
+        window.load_stopped()
+        figures = window.figures(seconds=result.duration_s)
     return {
         "batch_size": batch,
-        "seconds": round(window, 3),
-        "accepted_results": in_window,
-        "accepted_results_per_s": round(in_window / window, 1) if window else 0.0,
-        "accepted_results_total": total,
-        "probe_results_accepted": probe_accepted,
+        **figures,
         "requests": result.as_dict(),
         "client_side_results": (result.requests - result.errors["status"]) * batch,
         "connections": options.ingest_connections,
         "threads": options.threads,
-        "per_second": [[second, count] for second, count in per_second if second >= 0],
-        "freshness": freshness,
-        "mirror": drain,
-        "consistency_after_drain": consistency,
-        "cpu_cores": cpu,
-        "database_connections_after": connections["open"],
-        "database_sessions_opened": connections["sessions"] - sessions_before,
     }
+
+
+def openloop_measure(
+    *,
+    env: BenchEnvironment,
+    server: Started,
+    api_key: str,
+    season: Season,
+    rate: float,
+    batch: int,
+    seconds: float,
+    options: Options,
+    cpu_groups: dict[str, int],
+) -> dict[str, Any]:
+    """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
+    window = _IngestWindow(
+        env=env,
+        server=server,
+        api_key=api_key,
+        season=season,
+        options=options,
+        cpu_groups=cpu_groups,
+    )
+    with window:
+        sender = OpenLoopSender(
+            OfferedLoad(
+                url=server.url,
+                api_key=api_key,
+                board=season.board.slug,
+                season=season.slug,
+                rate=rate,
+                batch=batch,
+                players=window.load_players,
+                match_prefix=f"o{batch}-{rate:g}-{int(window.origin_wall)}",
+                senders=options.senders,
+            )
+        ).start()
+        try:
+            time.sleep(seconds)
+            window.load_stopped()
+        finally:
+            sent = sender.stop()
+        # The window is the sender's own: results received (their transaction begun) from its
+        # first slot to its last, committed then or in the drain after.
+        figures = window.figures(seconds=sent["seconds"], started_wall=sent["started_at_epoch"])
+    offered = sent["offered_results"]
+    return {
+        "rate_results_per_s": rate,
+        "offered_results": offered,
+        "offered_results_per_s": round(offered / figures["seconds"], 1),
+        "accepted_share": round(figures["accepted_results"] / offered, 5) if offered else None,
+        "batch_size": batch,
+        **figures,
+        "sender": sent,
+    }
+
+
+def sustained(figures: dict[str, Any]) -> bool:
+    """Whether an open-loop phase kept up with the rate it was offered."""
+    p99 = figures["freshness_window"].get("p99_ms")
+    return (
+        (figures["accepted_share"] or 0.0) >= SUSTAINED_SHARE
+        and p99 is not None
+        and p99 < SUSTAINED_FRESHNESS_P99_MS
+        and figures["freshness"]["lost"] == 0
+        and figures["freshness"]["failed_posts"] == 0
+    )

@@ -8,6 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+# The bench's own PostgreSQL cluster (its data is kept between runs).
+POSTGRES_DIR = ROOT / ".run" / "bench-pg"
 # Tiny runs only keep the harness working; their figures never replace a real run's.
 TINY_RESULTS = RESULTS / "tmp" / "tiny"
 
@@ -25,11 +27,19 @@ class Options:
     web_workers: int
     worker_concurrency: int
     probe_rate: float
+    open_rate: float
+    open_seconds: float
+    search_seconds: float
+    search_steps: int  # rates tried at most by the search (0: every rate of its ladder)
+    single_rate: float
+    senders: int
     zrevrank_samples: int
     pg_samples: int
     pg_seconds: float
     drain_seconds: float
     database: str
+    database_url: str | None
+    postgres_dir: Path
     key_prefix: str
     cache_prefix: str
     broker_db: int
@@ -63,7 +73,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--web-workers", type=int, default=2, help="uvicorn --workers")
     parser.add_argument("--worker-concurrency", type=int, default=2, help="celery --concurrency")
     parser.add_argument("--probe-rate", type=float, default=10.0, help="freshness probes a second")
+    parser.add_argument(
+        "--open-rate",
+        type=float,
+        default=6000,
+        help="results a second offered in batches of 100 by the open-loop phase",
+    )
+    parser.add_argument("--open-seconds", type=float, help="time per open-loop phase (60)")
+    parser.add_argument("--search-seconds", type=float, help="time per rate of the search (30)")
+    parser.add_argument(
+        "--single-rate", type=float, default=200, help="single results a second, open loop"
+    )
+    parser.add_argument("--senders", type=int, default=8, help="open-loop senders")
     parser.add_argument("--database", default="leaderboard_bench", help="the bench's own database")
+    parser.add_argument(
+        "--database-url",
+        help="use this PostgreSQL server (--database on it) instead of the bench's own cluster",
+    )
+    parser.add_argument(
+        "--postgres-dir",
+        type=Path,
+        default=POSTGRES_DIR,
+        help="where the bench's own cluster lives (default .run/bench-pg)",
+    )
     parser.add_argument("--key-prefix", default="bench:lb:", help="LEADERBOARD_KEY_PREFIX")
     parser.add_argument("--cache-prefix", default="bench:cache", help="CACHE_KEY_PREFIX")
     parser.add_argument(
@@ -103,11 +135,19 @@ def options_parse(argv: list[str] | None = None) -> Options:
         web_workers=args.web_workers,
         worker_concurrency=args.worker_concurrency,
         probe_rate=args.probe_rate,
+        open_rate=args.open_rate,
+        open_seconds=pick(args.open_seconds, 60, 6),
+        search_seconds=pick(args.search_seconds, 30, 3),
+        search_steps=1 if tiny else 0,
+        single_rate=args.single_rate,
+        senders=args.senders,
         zrevrank_samples=2000 if tiny else 20000,
         pg_samples=30 if tiny else 300,
         pg_seconds=3 if tiny else 30,
         drain_seconds=30 if tiny else 180,
         database=args.database,
+        database_url=args.database_url,
+        postgres_dir=args.postgres_dir.resolve(),
         key_prefix=args.key_prefix,
         cache_prefix=args.cache_prefix,
         broker_db=args.broker_db,

@@ -1,5 +1,7 @@
 """One benchmark run, phase by phase: load and rebuild, the rank baselines, the read endpoints on
-a server with the one-second top cache and on one without, then ingest with a Celery worker.
+a server with the one-second top cache and on one without, then ingest with a Celery worker:
+closed loop (wrk), then open loop (a fixed rate in batches, a search for the highest rate kept
+up with, and single results).
 
 Loading is fatal when it fails; a measuring phase that fails is recorded and the run goes on,
 so one broken endpoint does not cost a ten-million-player load. Every process the run started
@@ -16,7 +18,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from django.utils import timezone
 
 from leaderboards import store
@@ -26,7 +27,7 @@ from . import report
 from .baseline import postgres_rank, redis_rank, sample_players
 from .environment import BenchEnvironment
 from .errors import BenchError
-from .ingest import ingest_measure, mirror_wait
+from .ingest import ingest_measure, mirror_wait, openloop_measure, sustained
 from .load import (
     bench_reset,
     game_server_key,
@@ -38,6 +39,7 @@ from .load import (
 )
 from .machine import machine_facts
 from .options import Options
+from .pgstats import harness_connection, postmaster_pid, server_settings
 from .processes import Processes, Started, web_start, worker_start
 from .profiling import profile_finish, profile_start, py_spy
 from .reads import endpoint_measure
@@ -48,6 +50,11 @@ READS = {
     "uncached": (("ping", "ping"), ("top100", "top"), ("around", "around")),
 }
 INGEST_MODES = (("single", 1), ("batch", 100))
+OPEN_BATCH = 100
+# Rates the search tries after the main open-loop phase: upwards from a rate that was kept up
+# with, until one is not; downwards from one that was not, until one is.
+SEARCH_UP = (8_000, 10_000, 12_000, 14_000, 16_000, 20_000, 24_000, 30_000)
+SEARCH_DOWN = (4_000, 3_000, 2_000, 1_000, 500)
 PROFILE_SECONDS = 10.0
 
 
@@ -97,6 +104,14 @@ def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
         "config": report.config_facts(options, env),
         "machine": machine_facts(env, wrk=wrk_version(wrk)),
     }
+    results["machine"]["postgresql"].update(
+        settings=server_settings(env),
+        cluster=(
+            f"the bench's own cluster in {env.cluster.data}"
+            if env.cluster
+            else "an existing server (--database-url)"
+        ),
+    )
     recorder = Recorder(results)
     code = 0
     try:
@@ -157,6 +172,10 @@ def _phases(
         results["memory"] = season_memory(env=env, season=season)
         say(f"memory: {results['memory']['bytes_per_player']} bytes/player")
     _rank_baselines(recorder, results, options, env, season)
+    # PostgreSQL's processes are found through their postmaster, so another server on the
+    # machine does not count as the bench's.
+    postmaster = postmaster_pid(env)
+    database_part = {"postgres": postmaster} if postmaster else {}
 
     results["http"] = {"cached": {}, "uncached": {}}
     results["profiles"] = {}
@@ -180,7 +199,7 @@ def _phases(
                     kind=kind,
                     season=season,
                     options=options,
-                    cpu_groups={"web": server.pid},
+                    cpu_groups={"web": server.pid, **database_part},
                 )
                 results["http"][server_name][name] = figures
                 say(
@@ -208,7 +227,17 @@ def _phases(
         )
         if server_name == "uncached":
             _ingest(
-                recorder, results, options, env, wrk, processes, log_dir, server, season, api_key
+                recorder,
+                results,
+                options,
+                env,
+                wrk,
+                processes,
+                log_dir,
+                server,
+                season,
+                api_key,
+                database_part,
             )
         processes.stop(server)
 
@@ -249,6 +278,7 @@ def _ingest(
     server: Started,
     season: Season,
     api_key: str,
+    database_part: dict[str, int],
 ) -> None:
     worker = None
     with recorder.phase("start Celery worker"):
@@ -256,7 +286,8 @@ def _ingest(
     if worker is None:
         return
     results["ingest"] = {}
-    groups = {"web": server.pid, "worker": worker.pid}
+    profiled = {"web": server.pid, "worker": worker.pid}
+    groups = {**profiled, **database_part}
     for mode, batch in INGEST_MODES:
         with recorder.phase(f"ingest {mode}"):
             figures = ingest_measure(
@@ -275,6 +306,8 @@ def _ingest(
                 f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s, freshness "
                 f"p50 {fresh.get('p50_ms')} ms p99 {fresh.get('p99_ms')} ms"
             )
+
+    _open_loop(recorder, results, options, env, server, season, api_key, groups)
 
     for mode, batch in INGEST_MODES:
 
@@ -297,14 +330,97 @@ def _ingest(
                 timeout_s=10,
             )
 
-        if _profile(recorder, results, options, log_dir, f"ingest_{mode}", groups, load):
+        if _profile(recorder, results, options, log_dir, f"ingest_{mode}", profiled, load):
             _wait_for_mirror(env, options.drain_seconds)
     processes.stop(worker)
 
 
+def _open_loop(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    env: BenchEnvironment,
+    server: Started,
+    season: Season,
+    api_key: str,
+    groups: dict[str, int],
+) -> None:
+    """A fixed rate in batches of 100, the search for the highest rate kept up with, and single
+    results at a fixed rate; each phase drains the mirror before the next one starts."""
+
+    def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
+        figures = openloop_measure(
+            env=env,
+            server=server,
+            api_key=api_key,
+            season=season,
+            rate=rate,
+            batch=batch,
+            seconds=seconds,
+            options=options,
+            cpu_groups=groups,
+        )
+        fresh = figures["freshness_window"]
+        say(
+            f"open loop {rate:,.0f} results/s, {batch} a request: "
+            f"{figures['accepted_share']:.2%} accepted, "
+            f"freshness p99 {fresh.get('p99_ms')} ms (first {figures['edge_seconds']:g} s "
+            f"{figures['freshness_first'].get('p99_ms')}, last "
+            f"{figures['freshness_last'].get('p99_ms')})"
+        )
+        return figures
+
+    opened: dict[str, Any] = {}
+    results["open_loop"] = opened
+    with recorder.phase(f"open loop: {options.open_rate:,.0f}/s in batches of {OPEN_BATCH}"):
+        opened["batch"] = measure(options.open_rate, OPEN_BATCH, options.open_seconds)
+    if "batch" in opened:
+        _rate_search(recorder, opened, options, measure)
+    with recorder.phase(f"open loop: {options.single_rate:,.0f} single results/s"):
+        opened["single"] = measure(options.single_rate, 1, options.open_seconds)
+
+
+def _rate_search(
+    recorder: Recorder,
+    opened: dict[str, Any],
+    options: Options,
+    measure: Callable[[float, int, float], dict[str, Any]],
+) -> None:
+    """The highest rate in batches of 100 whose freshness p99 stays under 1 s (see
+    `ingest.sustained`), from the rates of a short ladder, each for `search_seconds`."""
+    upwards = sustained(opened["batch"])
+    ladder = [
+        rate
+        for rate in (SEARCH_UP if upwards else SEARCH_DOWN)
+        if (rate > options.open_rate if upwards else rate < options.open_rate)
+    ]
+    if options.search_steps:
+        ladder = ladder[: options.search_steps]
+    search: dict[str, Any] = {
+        "direction": "up" if upwards else "down",
+        "seconds": options.search_seconds,
+        "highest_sustained_rate": options.open_rate if upwards else 0,
+        "steps": [],
+    }
+    opened["search"] = search
+    for rate in ladder:
+        figures = None
+        with recorder.phase(f"rate search: {rate:,.0f}/s"):
+            figures = measure(rate, OPEN_BATCH, options.search_seconds)
+        if figures is None:
+            break
+        kept_up = sustained(figures)
+        search["steps"].append({"sustained": kept_up, **figures})
+        if kept_up:
+            search["highest_sustained_rate"] = rate
+        # Upwards the first rate not kept up with ends the search; downwards the first kept up.
+        if kept_up != upwards:
+            break
+
+
 def _wait_for_mirror(env: BenchEnvironment, seconds: float) -> None:
     """Let the mirror catch up after unmeasured load, so the next phase starts level."""
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+    with harness_connection(env) as conn:
         mirror_wait(env=env, conn=conn, seconds=seconds)
 
 

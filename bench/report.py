@@ -10,6 +10,7 @@ from typing import Any
 
 from .charts import charts_write
 from .environment import BenchEnvironment
+from .ingest import EDGE_SECONDS, SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE
 from .options import RESULTS, ROOT, Options
 
 TARGET_PLAYERS = 10_000_000
@@ -19,6 +20,26 @@ README_END = "<!-- latest-summary:end -->"
 # Cores used by processes outside the benchmark above which a run is flagged as noisy.
 NOISY_CORES = 0.25
 CPU_PARTS = ("web", "worker", "redis", "postgres", "wrk", "harness", "other", "machine_busy")
+# The open-loop targets: a search that reaches this rate, single results this fresh, and a last
+# stretch of the main phase no worse than this many times its first.
+SEARCH_GOAL = 8000
+SINGLE_FRESHNESS_P99_MS = 250
+GROWTH_LIMIT = 1.5
+# Where a miss of an open-loop target at the main rate is explained: its CPU and the profile of
+# batch ingest.
+MAIN_PHASE = (("open_loop", "batch"), "ingest_batch")
+# The PostgreSQL settings the summary quotes (all of them are in the JSON).
+QUOTED_SETTINGS = (
+    "shared_buffers",
+    "effective_cache_size",
+    "max_wal_size",
+    "checkpoint_timeout",
+    "wal_compression",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "autovacuum_vacuum_scale_factor",
+)
 
 
 def config_facts(options: Options, env: BenchEnvironment) -> dict[str, Any]:
@@ -35,7 +56,15 @@ def config_facts(options: Options, env: BenchEnvironment) -> dict[str, Any]:
         "worker_concurrency": options.worker_concurrency,
         "probe_rate_per_s": options.probe_rate,
         "probe_players": options.probe_players,
+        "open_rate": options.open_rate,
+        "open_seconds": options.open_seconds,
+        "search_seconds": options.search_seconds,
+        "search_steps": options.search_steps or None,
+        "single_rate": options.single_rate,
+        "senders": options.senders,
+        "drain_seconds": options.drain_seconds,
         "database": env.database,
+        "database_server": "the bench's own cluster" if env.cluster else "--database-url",
         "key_prefix": env.key_prefix,
         "cache_prefix": env.cache_prefix,
         "broker_url": env.broker_url,
@@ -59,15 +88,21 @@ def _target(
     higher_is_better: bool,
     unit: str,
     failed: float = 0.0,
+    digits: int | None = None,
+    phase: tuple[tuple[str, ...], str] | None = None,
 ) -> dict[str, Any]:
     """The verdict on one target; `failed` is the share of the phase's requests that failed,
-    which makes a throughput figure suspect (fast errors count as requests)."""
+    which makes a throughput figure suspect (fast errors count as requests); `digits` is how
+    the summary prints the value and the goal; `phase` where a miss is explained (the path of
+    its figures, the label of its profile)."""
     target: dict[str, Any] = {
         "name": name,
         "value": None if value is None else round(value, 3),
         "goal": goal,
         "unit": unit,
         "higher_is_better": higher_is_better,
+        "digits": digits,
+        "phase": phase,
     }
     if value is None:
         return {**target, "status": "NO DATA", "margin_pct": None, "verdict": "no data"}
@@ -187,6 +222,68 @@ def derive(results: dict[str, Any]) -> None:
             higher_is_better=True,
             unit="players/s",
         ),
+        *_open_loop_targets(results),
+    ]
+
+
+def _open_loop_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    rate = _n(_get(results, "config", "open_rate"))
+    main = _get(results, "open_loop", "batch") or {}
+    share = main.get("accepted_share")
+    first = _get(main, "freshness_first", "p99_ms")
+    last = _get(main, "freshness_last", "p99_ms")
+    edge = _n(main.get("edge_seconds", EDGE_SECONDS))
+    growth = _target(
+        f"No growth at {rate}/s: last-{edge}-s freshness p99 (<= {GROWTH_LIMIT:g}x the "
+        f"first {edge} s, under 1 s)",
+        last,
+        min(GROWTH_LIMIT * first, SUSTAINED_FRESHNESS_P99_MS)
+        if first
+        else SUSTAINED_FRESHNESS_P99_MS,
+        higher_is_better=False,
+        unit="ms",
+        phase=MAIN_PHASE,
+    )
+    if main and last is None:
+        growth.update(
+            status="MISS",
+            verdict="no probe posted then became visible (its POST failed or it was lost)",
+        )
+    return [
+        _target(
+            f"{rate}/s offered in batches of 100: share accepted",
+            None if share is None else share * 100,
+            SUSTAINED_SHARE * 100,
+            higher_is_better=True,
+            unit="%",
+            digits=2,
+            phase=MAIN_PHASE,
+        ),
+        _target(
+            f"Freshness p99 at {rate}/s (whole window)",
+            _get(main, "freshness_window", "p99_ms"),
+            SUSTAINED_FRESHNESS_P99_MS,
+            higher_is_better=False,
+            unit="ms",
+            phase=MAIN_PHASE,
+        ),
+        growth,
+        _target(
+            "Highest rate with freshness p99 < 1 s (batches of 100)",
+            _get(results, "open_loop", "search", "highest_sustained_rate"),
+            SEARCH_GOAL,
+            higher_is_better=True,
+            unit="results/s",
+            phase=MAIN_PHASE,
+        ),
+        _target(
+            f"Single results at {_n(_get(results, 'config', 'single_rate'))}/s: freshness p99",
+            _get(results, "open_loop", "single", "freshness_window", "p99_ms"),
+            SINGLE_FRESHNESS_P99_MS,
+            higher_is_better=False,
+            unit="ms",
+            phase=(("open_loop", "single"), "ingest_single"),
+        ),
     ]
 
 
@@ -241,11 +338,16 @@ def _ms(value: Any) -> str:
     return f"{value:.3f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def _digits(target: dict[str, Any]) -> int:
+    if target.get("digits") is not None:
+        return int(target["digits"])
+    return 0 if target["unit"] in ("results/s", "players/s", "x", "%") else 1
+
+
 def _value(target: dict[str, Any]) -> str:
     if target["value"] is None:
         return "–"
-    digits = 0 if target["unit"] in ("results/s", "players/s", "x", "%") else 1
-    return f"{_n(target['value'], digits)} {target['unit']}"
+    return f"{_n(target['value'], _digits(target))} {target['unit']}"
 
 
 def _machine_line(results: dict[str, Any]) -> str:
@@ -266,6 +368,13 @@ def _machine_line(results: dict[str, Any]) -> str:
     )
 
 
+def _postgres_line(results: dict[str, Any]) -> str:
+    pg = _get(results, "machine", "postgresql") or {}
+    settings = pg.get("settings") or {}
+    quoted = ", ".join(f"{name} {settings[name]}" for name in QUOTED_SETTINGS if name in settings)
+    return f"{pg.get('cluster', '–')}; {quoted}"
+
+
 def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
     h = "#" * heading_level
     c = results.get("config") or {}
@@ -280,7 +389,12 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"warm-up), {c.get('ingest_connections')} connections on writes "
         f"({_n(c.get('ingest_seconds'), 0)} s per mode); uvicorn {c.get('web_workers')} workers, "
         f"Celery concurrency {c.get('worker_concurrency')}; every process on this one machine. "
-        f"Whole run: {_n(results.get('seconds'), 0)} s.",
+        f"Open loop: {_n(c.get('open_rate'))} results/s in batches of 100 and "
+        f"{_n(c.get('single_rate'))} single results/s, {_n(c.get('open_seconds'))} s each, "
+        f"from {c.get('senders')} senders; the rate search {_n(c.get('search_seconds'))} s a "
+        f"rate. Whole run: {_n(results.get('seconds'), 0)} s.",
+        "",
+        f"PostgreSQL: {_postgres_line(results)}.",
         "",
     ]
     if results["players"] < TARGET_PLAYERS:
@@ -304,6 +418,9 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     lines += _rank_section(results, h)
     lines += _http_section(results, h)
     lines += _ingest_section(results, h)
+    lines += _open_loop_section(results, h)
+    lines += _search_section(results, h)
+    lines += _postgres_section(results, h)
     lines += _memory_rebuild_section(results, h)
     lines += _cpu_section(results, h)
     lines += _profile_section(results, h)
@@ -321,7 +438,8 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
 def _targets_section(results: dict[str, Any], h: str) -> list[str]:
     lines = [f"{h}# Targets", "", "| Target | Measured | Goal | Result |", "|---|---:|---:|---|"]
     for t in results.get("targets", []):
-        goal = f"{'>=' if t['higher_is_better'] else '<='} {_n(t['goal'])} {t['unit']}"
+        sign = ">=" if t["higher_is_better"] else "<="
+        goal = f"{sign} {_n(t['goal'], t['digits'] or 0)} {t['unit']}"
         lines.append(f"| {t['name']} | {_value(t)} | {goal} | **{t['status']}**, {t['verdict']} |")
     return [*lines, "", *_misses_section(results)]
 
@@ -351,7 +469,7 @@ def _misses_section(results: dict[str, Any]) -> list[str]:
         if target["status"] != "MISS":
             continue
         notes = []
-        path, profile = _TARGET_PHASES.get(target["name"], (None, None))
+        path, profile = _TARGET_PHASES.get(target["name"]) or target.get("phase") or (None, None)
         cpu = (_get(results, *path) or {}).get("cpu_cores") if path else None
         if cpu:
             parts = ", ".join(
@@ -459,11 +577,179 @@ def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     lines += [
         "",
         "Accepted results are counted in PostgreSQL (rows received in the window), freshness by "
-        "a probe that posts single results for players wrk never writes and polls ZMSCORE every "
-        "5 ms after each 201 until the new total shows.",
+        "a probe that posts single results for players wrk never writes and polls the public "
+        "rank endpoint after each 201 until the new total shows (as in the open-loop phases "
+        "below).",
         "",
     ]
     return lines
+
+
+def _cpu_brief(cpu: dict[str, float] | None) -> str:
+    if not cpu:
+        return "–"
+    return ", ".join(
+        f"{name.replace('machine_busy', 'busy')} {cpu[name]:.2f}"
+        for name in CPU_PARTS
+        if cpu.get(name, 0) >= 0.01
+    )
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2%}"
+
+
+def _backlog(f: dict[str, Any]) -> str:
+    backlog = _get(f, "mirror", "backlog_when_load_stopped") or {}
+    return f"{_n(backlog.get('unmirrored_totals'))} totals, {_n(backlog.get('queued_tasks'))} tasks"
+
+
+def _probes(f: dict[str, Any]) -> str:
+    """Probe results seen in the window, then those never seen and those refused (all phases)."""
+    probe = f.get("freshness") or {}
+    return (
+        f"{_n(_get(f, 'freshness_window', 'samples'))} "
+        f"({_n(probe.get('lost'))}, {_n(probe.get('failed_posts'))})"
+    )
+
+
+def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
+    opened = results.get("open_loop") or {}
+    rows = [(name, f) for name, f in _open_loop_rows(results) if not name.startswith("search")]
+    if not rows:
+        return []
+    edge = _n(rows[0][1].get("edge_seconds"))
+    lines = [
+        f"{h}# Ingest at a fixed rate (open loop)",
+        "",
+        "| Phase | Offered results/s | Accepted results/s | Accepted | Not sent on time | "
+        f"Errors | POST p50 ms | POST p99 ms | Freshness p50 ms | p99 ms | max ms | First {edge} "
+        f"s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | Drained in | "
+        "PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "---:|---:|---|",
+    ]
+    for name, f in rows:
+        fresh = f.get("freshness_window") or {}
+        post = _get(f, "sender", "post_latency") or {}
+        answers = _get(f, "sender", "answers") or {}
+        errors = sum(n for status, n in answers.items() if status not in ("200", "201"))
+        pg = f.get("postgres") or {}
+        lines.append(
+            f"| {name} | {_n(f.get('offered_results_per_s'))} | "
+            f"**{_n(f.get('accepted_results_per_s'))}** | {_share(f.get('accepted_share'))} | "
+            f"{_n(_get(f, 'sender', 'not_sent_on_time'))} | {_n(errors)} | "
+            f"{_ms(post.get('p50_ms'))} | {_ms(post.get('p99_ms'))} | "
+            f"{_ms(fresh.get('p50_ms'))} | {_ms(fresh.get('p99_ms'))} | "
+            f"{_ms(fresh.get('max_ms'))} | {_ms(_get(f, 'freshness_first', 'p99_ms'))} | "
+            f"{_ms(_get(f, 'freshness_last', 'p99_ms'))} | "
+            f"{_probes(f)} | {_backlog(f)} | "
+            f"{_drained(f.get('mirror') or {})} | {_n(pg.get('statements_per_result'), 3)} | "
+            f"{_n(pg.get('wal_bytes_per_result'))} | {_share(pg.get('buffer_hit_ratio'))} | "
+            f"{_cpu_brief(f.get('cpu_cores'))} |"
+        )
+    main = opened.get("batch") or {}
+    sender = main.get("sender") or {}
+    lag = sender.get("send_lag") or {}
+    lines += [
+        "",
+        f"{_n(sender.get('senders'))} senders each POST on a schedule of "
+        "their own whether or not earlier answers came back (no coordinated omission); a sender "
+        f"with {sender.get('max_in_flight_per_sender', '–')} requests unanswered does not send "
+        "the next one but counts it as not sent on time. Accepted results are the offered ones "
+        "PostgreSQL received in the window (and committed, then or in the drain after). "
+        "Freshness: a probe posts "
+        f"{_n(_get(results, 'config', 'probe_rate_per_s'))} single results a second for players "
+        "the load never writes and, after each 201, polls `GET /api/v1/leaderboard/players/{id}` "
+        "every 10 ms (a tenth of the result's age once it is older than 100 ms) until the points "
+        "reach the 201's total; p50/p99/max are over the whole window, then over its first and "
+        f"last {_n(main.get('edge_seconds'))} s, where a growing backlog shows. The harness sent "
+        f"{_n(sender.get('sent_late'))} of the main phase's requests more than "
+        f"{_n(sender.get('late_after_ms'))} ms after their slot (send lag p99 "
+        f"{_ms(lag.get('p99_ms'))} ms). PostgreSQL's figures cover the load and the mirror's "
+        "drain after it.",
+        "",
+    ]
+    return lines
+
+
+def _search_section(results: dict[str, Any], h: str) -> list[str]:
+    search = _get(results, "open_loop", "search")
+    if not search:
+        return []
+    main = _get(results, "open_loop", "batch") or {}
+    edge = _n(main.get("edge_seconds"))
+    lines = [
+        f"{h}# Highest rate kept up with (batches of 100)",
+        "",
+        f"A rate is kept up with when at least {SUSTAINED_SHARE:.1%} of the offered results are "
+        f"accepted, the freshness p99 over the window is under "
+        f"{_n(SUSTAINED_FRESHNESS_P99_MS)} ms and no probe is lost or refused. The main phase "
+        f"({_n(main.get('rate_results_per_s'))}/s) "
+        f"{'was' if search.get('direction') == 'up' else 'was not'}, so the search went "
+        f"{search.get('direction')}wards, {_n(search.get('seconds'))} s a rate, the mirror "
+        "drained between rates.",
+        "",
+        f"| Rate | Accepted results/s | Accepted | Freshness p99 ms | First {edge} s p99 | Last "
+        f"{edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for step in search.get("steps", []):
+        lines.append(
+            f"| {_n(step.get('rate_results_per_s'))} | {_n(step.get('accepted_results_per_s'))} | "
+            f"{_share(step.get('accepted_share'))} | "
+            f"{_ms(_get(step, 'freshness_window', 'p99_ms'))} | "
+            f"{_ms(_get(step, 'freshness_first', 'p99_ms'))} | "
+            f"{_ms(_get(step, 'freshness_last', 'p99_ms'))} | "
+            f"{_probes(step)} | {_backlog(step)} | "
+            f"{_cpu_brief(step.get('cpu_cores'))} | {'yes' if step.get('sustained') else 'no'} |"
+        )
+    highest = search.get("highest_sustained_rate")
+    lines += [
+        "",
+        f"Highest rate kept up with: **{_n(highest)} results/s**."
+        if highest
+        else "Highest rate kept up with: **none of the rates tried**.",
+        "",
+    ]
+    return lines
+
+
+def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
+    phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
+    phases += _open_loop_rows(results)
+    phases = [(name, f["postgres"]) for name, f in phases if f.get("postgres")]
+    if not phases:
+        return []
+    lines = [
+        f"{h}# PostgreSQL's side of ingest",
+        "",
+        "From PostgreSQL's statistics over each phase's load and the mirror's drain after it, "
+        "per result accepted meanwhile: statements from pg_stat_statements (the servers' only: "
+        "the harness's own are not counted), WAL from the cluster's WAL position, the hit ratio "
+        "of the bench database's buffer cache, checkpoints that fell in the phase.",
+        "",
+        "| Phase | Results | Statements/result | Commits/result | WAL bytes/result | "
+        "Full-page images | Hit ratio | Blocks read | Checkpoints |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, pg in phases:
+        lines.append(
+            f"| {name} | {_n(pg.get('results'))} | {_n(pg.get('statements_per_result'), 3)} | "
+            f"{_n(pg.get('commits_per_result'), 3)} | {_n(pg.get('wal_bytes_per_result'))} | "
+            f"{_n(pg.get('wal_full_page_images'))} | {_share(pg.get('buffer_hit_ratio'))} | "
+            f"{_n(pg.get('blocks_read'))} | {_n(pg.get('checkpoints'))} |"
+        )
+    quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
+    for name, pg in phases:
+        if name in quoted and pg.get("top_statements"):
+            lines += ["", f"Costliest statements, {name}:", ""]
+            lines += [
+                f"- {_n(t['calls'])} calls ({_n(t['calls_per_result'], 3)} a result), mean "
+                f"{_ms(t['mean_ms'])} ms, {_n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
+                for t in pg["top_statements"]
+            ]
+    return [*lines, ""]
 
 
 def _drained(mirror: dict[str, Any]) -> str:
@@ -508,7 +794,29 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
     for mode, f in (results.get("ingest") or {}).items():
         if f.get("cpu_cores"):
             rows.append((f"ingest {mode}", f["cpu_cores"]))
+    for name, f in _open_loop_rows(results):
+        if f.get("cpu_cores"):
+            rows.append((name, f["cpu_cores"]))
     return rows
+
+
+def _open_loop_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every open-loop phase, named by its rate, in the order it ran."""
+    opened = results.get("open_loop") or {}
+    rows = []
+    if opened.get("batch"):
+        rows.append((_open_loop_name(opened["batch"]), opened["batch"]))
+    for step in (opened.get("search") or {}).get("steps", []):
+        rows.append((f"search: {_open_loop_name(step)}", step))
+    if opened.get("single"):
+        rows.append((_open_loop_name(opened["single"]), opened["single"]))
+    return rows
+
+
+def _open_loop_name(f: dict[str, Any]) -> str:
+    batch = f.get("batch_size")
+    unit = "single results" if batch == 1 else f"results in batches of {batch}"
+    return f"open loop {_n(f.get('rate_results_per_s'))}/s, {unit}"
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:

@@ -3,6 +3,8 @@
 Used by `make run` and `make test`: a server that answers is used as it is; otherwise, for a
 local address, one is started from the installed binaries with its data under .run/ (installing
 Debian's packages first when running as root), and the database is created if it is missing.
+A PostgreSQL cluster started here runs with `postgres_settings`, the one set of tuned settings
+the benchmark's own cluster (bench/postgres.py) runs with as well.
 """
 
 from __future__ import annotations
@@ -133,6 +135,61 @@ def pg_answers(url: str) -> bool:
         return False
 
 
+class ServiceError(Exception):
+    """A service could not be started; the message says why."""
+
+
+def machine_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def postgres_settings(*, memory_bytes: int, bindir: Path) -> dict[str, str]:
+    """The settings of every local cluster started here, for `make run` and for the benchmark
+    (bench/postgres.py): sized to the machine's memory, durability left on."""
+    mib = memory_bytes // 2**20
+    configure = subprocess.run(
+        [str(bindir / "pg_config"), "--configure"], capture_output=True, text=True, check=False
+    ).stdout
+    return {
+        # Ten million players are 7 to 8 GB of tables and indexes: a quarter of the memory (at
+        # most 4 GB) as shared buffers, the rest to the OS cache the planner is told about.
+        "shared_buffers": f"{min(max(mib // 4, 128), 4096)}MB",
+        "effective_cache_size": f"{max(mib * 3 // 4, 256)}MB",
+        "maintenance_work_mem": f"{min(max(mib // 16, 64), 1024)}MB",
+        "work_mem": "16MB",
+        "wal_buffers": "64MB",
+        # Checkpoints far apart and spread out: after each one, the first change to every page
+        # of a hot upsert table writes the whole page to the WAL again.
+        "max_wal_size": "16GB",
+        "min_wal_size": "2GB",
+        "checkpoint_timeout": "15min",
+        "checkpoint_completion_target": "0.9",
+        "wal_compression": "lz4" if "--with-lz4" in configure else "on",
+        # Durability stays on: an answered write (a 201) means committed.
+        "fsync": "on",
+        "synchronous_commit": "on",
+        "full_page_writes": "on",
+        # Per-statement figures for the benchmark (CREATE EXTENSION pg_stat_statements to read
+        # them in a database), and time spent waiting on the disk in the statistics.
+        "shared_preload_libraries": "pg_stat_statements",
+        "pg_stat_statements.max": "10000",
+        "track_io_timing": "on",
+        # Totals are upserted over and over: vacuum after 5% of a table changed (not 20%), and
+        # let it work faster, so dead rows do not pile up between runs.
+        "autovacuum_naptime": "15s",
+        "autovacuum_vacuum_scale_factor": "0.05",
+        "autovacuum_vacuum_insert_scale_factor": "0.1",
+        "autovacuum_analyze_scale_factor": "0.02",
+        "autovacuum_vacuum_cost_limit": "2000",
+        "max_connections": "200",
+        # Local SSD-backed storage.
+        "random_page_cost": "1.1",
+        "effective_io_concurrency": "200",
+        "log_checkpoints": "on",
+        "log_autovacuum_min_duration": "5s",
+    }
+
+
 def pg_bindir() -> Path | None:
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4])
@@ -143,6 +200,78 @@ def pg_bindir() -> Path | None:
 def as_postgres(args: list[str]) -> list[str]:
     # PostgreSQL's server binaries refuse to run as root.
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
+
+
+def pg_cluster_init(home: Path, *, bindir: Path, user: str) -> Path:
+    """The data directory under `home`, created with initdb if it is missing."""
+    data = home / "data"
+    home.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        shutil.chown(home, "postgres", "postgres")
+    if not (data / "PG_VERSION").exists():
+        say(f"initdb {data} (superuser {user}, trust auth on localhost)")
+        done = subprocess.run(
+            as_postgres(
+                [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", user, "-E", "UTF8"]
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise ServiceError(f"initdb failed: {done.stderr.strip()[-2000:]}")
+    return data
+
+
+def pg_cluster_running(data: Path, *, bindir: Path) -> bool:
+    done = subprocess.run(
+        as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "status"]),
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def pg_cluster_start(
+    data: Path, *, bindir: Path, port: int, settings: dict[str, str], timeout: int = 120
+) -> None:
+    """Start the cluster on 127.0.0.1:`port` (its socket and log next to `data`) and wait."""
+    home = data.parent
+    options = [f"-p {port}", "-c listen_addresses=127.0.0.1", f"-k {home}"]
+    options += [f"-c {name}={value}" for name, value in settings.items()]
+    done = subprocess.run(
+        as_postgres(
+            [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(home / "postgres.log"),
+                "-w",
+                "-t",
+                str(timeout),
+                "-o",
+                " ".join(options),
+                "start",
+            ]
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        log = (home / "postgres.log").read_text(errors="replace")[-2000:]
+        raise ServiceError(f"PostgreSQL did not start in {data}: {done.stdout.strip()}\n{log}")
+
+
+def pg_cluster_stop(data: Path, *, bindir: Path, timeout: int = 120) -> None:
+    """A fast shutdown (sessions are ended, a checkpoint is written); waits for it."""
+    pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", str(timeout)]
+    subprocess.run(
+        as_postgres([*pg_ctl, "stop"]),
+        capture_output=True,
+        check=False,
+    )
 
 
 def ensure_postgres(url: str) -> None:
@@ -158,48 +287,20 @@ def ensure_postgres(url: str) -> None:
             bindir = pg_bindir()
             if bindir is None:
                 fail("PostgreSQL binaries not found after installing postgresql")
-        data = RUN / "pg" / "data"
-        (RUN / "pg").mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            shutil.chown(RUN / "pg", "postgres", "postgres")
-        if not (data / "PG_VERSION").exists():
-            user = unquote(parsed.username or "postgres")
-            say(f"initdb {data} (superuser {user}, trust auth on localhost)")
-            subprocess.run(
-                as_postgres(
-                    [
-                        str(bindir / "initdb"),
-                        "-D",
-                        str(data),
-                        "-A",
-                        "trust",
-                        "-U",
-                        user,
-                        "-E",
-                        "UTF8",
-                    ]
-                ),
-                check=True,
-                stdout=subprocess.DEVNULL,
+        port = parsed.port or 5432
+        try:
+            data = pg_cluster_init(
+                RUN / "pg", bindir=bindir, user=unquote(parsed.username or "postgres")
             )
-        port = str(parsed.port or 5432)
-        say(f"starting PostgreSQL on 127.0.0.1:{port} (data in {data})")
-        subprocess.run(
-            as_postgres(
-                [
-                    str(bindir / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(RUN / "pg" / "postgres.log"),
-                    "-w",
-                    "-o",
-                    f"-p {port} -c listen_addresses=127.0.0.1 -k {RUN / 'pg'}",
-                    "start",
-                ]
-            ),
-            check=True,
-        )
+            say(f"starting PostgreSQL on 127.0.0.1:{port} (data in {data})")
+            pg_cluster_start(
+                data,
+                bindir=bindir,
+                port=port,
+                settings=postgres_settings(memory_bytes=machine_memory_bytes(), bindir=bindir),
+            )
+        except ServiceError as exc:
+            fail(str(exc))
         wait_for(lambda: pg_answers(url), "PostgreSQL")
     ensure_database(url)
 

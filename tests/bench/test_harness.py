@@ -1,6 +1,7 @@
-"""The benchmark harness in its tiny mode: it runs end to end, in its own database and Redis
-prefix, and writes every section with sane figures. Speed is never asserted here: it is judged
-from a real run's output (bench/README.md)."""
+"""The benchmark harness in its tiny mode: it runs end to end, on a PostgreSQL cluster of its
+own and under its own Redis prefix, writes every section (the open-loop phases and PostgreSQL's
+side included) with sane figures, and stops its cluster. Speed is never asserted here: it is
+judged from a real run's output (bench/README.md)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlparse
 
-import psycopg
 import pytest
 import redis
-from psycopg import sql
+
+from scripts.devservices import pg_bindir, pg_cluster_stop
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = 3000
@@ -30,31 +30,20 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _postgres(dbname: str) -> psycopg.Connection:
-    url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/leaderboard"))
-    return psycopg.connect(
-        host=url.hostname or "127.0.0.1",
-        port=url.port or 5432,
-        user=url.username or "postgres",
-        password=url.password,
-        dbname=dbname,
-        autocommit=True,
-        connect_timeout=5,
-    )
-
-
 @pytest.fixture
-def bench_database() -> Iterator[str]:
-    """A database of this test's own, dropped afterwards (the harness creates it)."""
-    name = f"leaderboard_bench_ci{os.environ.get('TEST_DB_SUFFIX', '')}"
-    yield name
-    with _postgres("postgres") as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+def bench_postgres_dir() -> Iterator[Path]:
+    """Where the harness keeps its own PostgreSQL cluster for this test, removed afterwards
+    (under the project, not a temporary directory: the postgres user must reach it)."""
+    home = ROOT / ".run" / f"bench-pg-ci{os.environ.get('TEST_DB_SUFFIX', '')}"
+    yield home
+    bindir = pg_bindir()
+    # The run stops its cluster on the way out; one killed by the timeout could not.
+    if bindir is not None and (home / "data" / "postmaster.pid").exists():
+        pg_cluster_stop(home / "data", bindir=bindir)
+    shutil.rmtree(home, ignore_errors=True)
 
 
-def _run_tiny(*, results_dir: Path, database: str, prefix: str) -> subprocess.CompletedProcess:
+def _run_tiny(*, results_dir: Path, postgres_dir: Path, prefix: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
@@ -65,8 +54,8 @@ def _run_tiny(*, results_dir: Path, database: str, prefix: str) -> subprocess.Co
             "--tiny",
             "--results-dir",
             str(results_dir),
-            "--database",
-            database,
+            "--postgres-dir",
+            str(postgres_dir),
             "--key-prefix",
             f"{prefix}lb:",
             "--cache-prefix",
@@ -122,35 +111,85 @@ def _check_sections(results: dict) -> None:
         for figures in endpoints.values():
             _sane_http(figures)
 
+    settings = results["machine"]["postgresql"]["settings"]
+    assert "pg_stat_statements" in settings["shared_preload_libraries"]
+    assert (settings["fsync"], settings["synchronous_commit"]) == ("on", "on")
+
     for mode in ("single", "batch"):
         ingest = results["ingest"][mode]
         assert ingest["accepted_results"] > 0
         assert ingest["accepted_results_per_s"] > 0
         assert ingest["per_second"]
         _sane_latency(ingest["freshness"]["freshness"])
-        assert ingest["consistency_after_drain"]["checked"] > 0
-        assert ingest["consistency_after_drain"]["mismatched"] == 0
+        _sane_ingest(ingest)
 
-    assert len(results["targets"]) == 7
+    opened = results["open_loop"]
+    for mode, batch in (("batch", 100), ("single", 1)):
+        _sane_open_loop(opened[mode], batch)
+    search = opened["search"]
+    assert len(search["steps"]) == 1
+    assert search["direction"] in ("up", "down")
+    _sane_open_loop(search["steps"][0], 100)
+    assert search["highest_sustained_rate"] >= 0
+
+    assert len(results["targets"]) == 12
     assert {t["status"] for t in results["targets"]} <= {"PASS", "MISS"}
+
+
+def _sane_ingest(ingest: dict) -> None:
+    """What every ingest phase reports: consistency, PostgreSQL's side, CPU by part."""
+    assert ingest["consistency_after_drain"]["checked"] > 0
+    assert ingest["consistency_after_drain"]["mismatched"] == 0
+    pg = ingest["postgres"]
+    assert pg["results"] > 0
+    assert pg["statements_per_result"] > 0
+    assert pg["top_statements"]
+    assert all(t["calls"] > 0 and t["mean_ms"] >= 0 for t in pg["top_statements"])
+    assert pg["commits_per_result"] > 0
+    assert pg["wal_bytes_per_result"] > 0
+    assert 0 < pg["buffer_hit_ratio"] <= 1
+    cpu = ingest["cpu_cores"]
+    assert cpu["web"] > 0
+    assert cpu["postgres"] > 0
+
+
+def _sane_open_loop(figures: dict, batch: int) -> None:
+    assert figures["batch_size"] == batch
+    sender = figures["sender"]
+    assert sender["offered_requests"] > 0
+    assert sender["sent"] + sender["not_sent_on_time"] == sender["offered_requests"]
+    assert figures["offered_results"] == sender["offered_requests"] * batch
+    assert figures["accepted_results"] > 0
+    assert 0 < figures["accepted_share"] <= 1
+    _sane_latency(sender["post_latency"])
+    for window in ("freshness_window", "freshness_first", "freshness_last"):
+        _sane_latency(figures[window])
+    _sane_ingest(figures)
 
 
 # One run checked from every side: the tiny harness takes about a minute, so it runs once (and
 # on one xdist worker only), not once per assertion.
-def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_database):
+def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_postgres_dir):
     prefix = f"benchtest:{uuid.uuid4().hex[:8]}:"
 
-    run = _run_tiny(results_dir=tmp_path, database=bench_database, prefix=prefix)
+    run = _run_tiny(results_dir=tmp_path, postgres_dir=bench_postgres_dir, prefix=prefix)
 
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []
     _check_sections(results)
     summary = (tmp_path / "latest.md").read_text()
-    assert "## Targets" in summary
-    assert "## What's my rank?" in summary
+    for heading in (
+        "## Targets",
+        "## What's my rank?",
+        "## Ingest at a fixed rate (open loop)",
+        "## Highest rate kept up with (batches of 100)",
+        "## PostgreSQL's side of ingest",
+    ):
+        assert heading in summary
     if importlib.util.find_spec("matplotlib") is not None:
         assert {"latency.png", "ingest.png", "throughput.png"} <= set(results["charts"])
         assert all((tmp_path / name).stat().st_size > 0 for name in results["charts"])
     client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     assert list(client.scan_iter(match=f"{prefix}*", count=1000)) == []
+    assert not (bench_postgres_dir / "data" / "postmaster.pid").exists()
