@@ -168,7 +168,7 @@ class ScoresView(APIView):
         if errors is not None:
             raise InvalidInput("The result is invalid.", details={"fields": errors})
         (outcome,) = services.results_record(
-            results=[result], allowed_boards=allowed_board_slugs(self.request.auth)
+            results=[result], allowed_boards=allowed_board_slugs(self.request)
         )
         code = status.HTTP_201_CREATED if outcome.status == "accepted" else status.HTTP_200_OK
         return Response(_result_out(outcome), status=code)
@@ -196,7 +196,7 @@ class ScoresView(APIView):
                 details={"index": invalid[0]["index"], "items": invalid},
             )
         outcomes = services.results_record(
-            results=results, batch=True, allowed_boards=allowed_board_slugs(self.request.auth)
+            results=results, batch=True, allowed_boards=allowed_board_slugs(self.request)
         )
         return Response([_result_out(o) for o in outcomes], status=status.HTTP_200_OK)
 

@@ -25,9 +25,8 @@ from django.utils import timezone
 
 from config.errors import Conflict
 from leaderboards import live, store
-from leaderboards.scoring import TIME_SLOTS, points_of
-from leaderboards.services import season_rebuild_standings, totals_mirror
-from matches.models import PlayerTotal
+from leaderboards.services import season_rebuild_standings, totals_mirror_pending
+from seasons.scoring import TIME_SLOTS, points_of
 
 from .models import Season, SeasonState
 
@@ -109,12 +108,9 @@ def season_close(
 
 
 def _mirror_pending(season: Season) -> None:
-    pending = list(
-        PlayerTotal.objects.filter(season=season, mirrored_version__lt=F("version")).values_list(
-            "id", flat=True
-        )
-    )
-    totals_mirror(total_ids=pending)
+    """Every standing of the season still in the mirror's outbox goes to its ZSET now."""
+    while totals_mirror_pending(season=season, older_than=timedelta(0)):
+        pass
 
 
 def _snapshot(season: Season, on_progress: Progress | None) -> int:

@@ -110,6 +110,9 @@ LEADERBOARD_TOP_CACHE_SECONDS = env.float("LEADERBOARD_TOP_CACHE_SECONDS", defau
 READY_MAX_MIRROR_LAG_SECONDS = env.float("READY_MAX_MIRROR_LAG_SECONDS", default=5.0)
 # How long a request's board and season lookup may be reused by the same process.
 LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS", default=1.0)
+# How long a web process reuses a verified game-server key and its boards (a revoked key stops
+# working within this time).
+GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)
 # How long a player's display name and avatar stay in the profile cache.
 PROFILE_CACHE_SECONDS = env.int("PROFILE_CACHE_SECONDS", default=300)
 # A result's ended_at may lie this many seconds in the future (game-server clock skew).
