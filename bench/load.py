@@ -195,13 +195,14 @@ def season_load(
     now = timezone.now()
     span = max(60, int((now - LOADED_BEFORE - season.starts_at).total_seconds()))
     created = now.strftime("%Y-%m-%d %H:%M:%S+00")
-    sid = season.pk
+    sid, bid = season.pk, season.board_id
 
     player_copy, player_end = _copy_columns(
         Player, ["player_id", "display_name", "avatar_url", "created_at", "updated_at"]
     )
     result_copy, result_end = _copy_columns(
-        MatchResult, ["season_id", "match_id", "player_id", "points", "ended_at", "received_at"]
+        MatchResult,
+        ["board_id", "season_id", "match_id", "player_id", "points", "ended_at", "received_at"],
     )
     total_copy, total_end = _copy_columns(
         PlayerTotal,
@@ -227,7 +228,7 @@ def season_load(
                 ts = clock.at(elapsed[offset])
                 # Matches of ten players each.
                 lines.append(
-                    f"{sid}\tload-{i // 10}\tp{i}\t{points[offset]}\t{ts}\t{ts}{result_end}"
+                    f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{points[offset]}\t{ts}\t{ts}{result_end}"
                 )
             yield count, "".join(lines)
 

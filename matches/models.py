@@ -9,10 +9,13 @@ from rest_framework_api_key.models import AbstractAPIKey
 # Points and totals fit the 29 high bits of the composite score.
 from seasons.scoring import MAX_POINTS
 
-PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
-player_id_validator = RegexValidator(
-    PLAYER_ID_PATTERN, "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
-)
+# The player-id rule. The database's check constraint reads PLAYER_ID_PATTERN, where "$" is the
+# end of the string; in Python "$" would also match before a final newline, so Python checks
+# with \A...\Z, which accepts exactly what PostgreSQL accepts.
+PLAYER_ID_CHARACTERS = r"[A-Za-z0-9_.-]{1,64}"
+PLAYER_ID_PATTERN = rf"^{PLAYER_ID_CHARACTERS}$"
+PLAYER_ID_MESSAGE = "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
+player_id_validator = RegexValidator(rf"\A{PLAYER_ID_CHARACTERS}\Z", PLAYER_ID_MESSAGE)
 
 
 class Player(models.Model):
@@ -42,13 +45,18 @@ class MatchResult(models.Model):
     """One player's points from one match; never changed once written.
 
     Every index here costs each of thousands of inserts a second, so there are only the ones a
-    query uses: the unique key (which also serves lookups by season), the player's results, and
-    a BRIN on arrival time for "who played recently" (nearly free on an append-only table).
+    query uses: the unique key (which finds a retried result), the player's results by season,
+    and a BRIN on arrival time for "who played recently" (nearly free on an append-only table).
     """
 
-    # db_index=False: the unique key starts with the season; (player, season) serves players.
+    # db_index=False: (player, season) serves the lookups by season.
     season = models.ForeignKey(
         "seasons.Season", on_delete=models.PROTECT, related_name="results", db_index=False
+    )
+    # The board, besides the season, so that a result posted again is found whichever season
+    # it would now fall in: a match counts once per board.
+    board = models.ForeignKey(
+        "seasons.Board", on_delete=models.PROTECT, related_name="+", db_index=False
     )
     match_id = models.CharField(max_length=128)
     player = models.ForeignKey(
@@ -63,7 +71,7 @@ class MatchResult(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["season", "match_id", "player"], name="result_unique_per_match_and_player"
+                fields=["board", "match_id", "player"], name="result_unique_per_board_match_player"
             ),
             models.CheckConstraint(
                 condition=Q(points__gte=1, points__lte=MAX_POINTS), name="result_points_in_range"

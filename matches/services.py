@@ -62,8 +62,16 @@ class _Item:
     index: int
     result: ResultIn
     board: Board
-    season: Season
+    # None when no season takes the result now; `refusal` says why, and stands unless the
+    # result turns out to be stored already (a retry is a duplicate whatever the clock says).
+    season: Season | None
     ended_at: datetime
+    refusal: Conflict | None = None
+
+    @property
+    def key(self) -> tuple[int, str, str]:
+        """What makes a result unique: a match counts once per board and player."""
+        return (self.board.id, self.result.match_id, self.result.player_id)
 
 
 def _at(index: int, batch: bool) -> dict[str, int] | None:
@@ -153,6 +161,8 @@ def _resolve(
     for index, (result, ended_at) in enumerate(zip(results, ended, strict=True)):
         board = boards[result.board or DEFAULT_BOARD]
         candidates = by_board[board.id]
+        season: Season | None
+        refusal: Conflict | None = None
         if result.season:
             season = next((s for s in candidates if s.slug == result.season), None)
             if season is None:
@@ -162,7 +172,7 @@ def _resolve(
                     details=_at(index, batch),
                 )
             if not season.holds(ended_at):
-                raise Conflict(
+                refusal = Conflict(
                     f"{_where(index, batch)}the result ended outside season "
                     f"'{season.slug}' ({season.starts_at.isoformat()} to "
                     f"{season.ends_at.isoformat()}).",
@@ -172,21 +182,22 @@ def _resolve(
         else:
             season = next((s for s in candidates if s.holds(ended_at)), None)
             if season is None:
-                raise Conflict(
+                refusal = Conflict(
                     f"{_where(index, batch)}board '{board.slug}' has no season running at "
                     f"{ended_at.isoformat()}.",
                     code="no_active_season",
                     details=_at(index, batch),
                 )
-        if season.state != SeasonState.OPEN or now >= season.accepts_until:
-            raise Conflict(
-                f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
-                code="season_closed",
-                details=_at(index, batch),
-            )
-        # The season row came without its board; the cached one is the same row.
-        season.board = board
-        items.append(_Item(index, result, board, season, ended_at))
+        if season is not None and refusal is None:
+            if season.state != SeasonState.OPEN or now >= season.accepts_until:
+                refusal = Conflict(
+                    f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
+                    code="season_closed",
+                    details=_at(index, batch),
+                )
+            # The season row came without its board; the cached one is the same row.
+            season.board = board
+        items.append(_Item(index, result, board, None if refusal else season, ended_at, refusal))
     return items
 
 
@@ -224,13 +235,14 @@ WITH new_players AS (
     WHERE player_id = ANY(%(players)s) AND banned_at IS NOT NULL
 )
 INSERT INTO matches_matchresult
-    (season_id, match_id, player_id, points, ended_at, received_at, counted)
-SELECT r.s, r.m, r.p, r.pts, r.e, %(now)s, r.p <> ALL(banned.ids)
-FROM unnest(%(seasons)s::bigint[], %(matches)s::text[], %(result_players)s::text[],
-            %(points)s::int[], %(ended)s::timestamptz[]) AS r(s, m, p, pts, e), banned
-ORDER BY r.s, r.m, r.p
-ON CONFLICT (season_id, match_id, player_id) DO NOTHING
-RETURNING season_id, match_id, player_id, counted
+    (board_id, season_id, match_id, player_id, points, ended_at, received_at, counted)
+SELECT r.b, r.s, r.m, r.p, r.pts, r.e, %(now)s, r.p <> ALL(banned.ids)
+FROM unnest(%(boards)s::bigint[], %(seasons)s::bigint[], %(matches)s::text[],
+            %(result_players)s::text[], %(points)s::int[], %(ended)s::timestamptz[])
+        AS r(b, s, m, p, pts, e), banned
+ORDER BY r.b, r.m, r.p
+ON CONFLICT (board_id, match_id, player_id) DO NOTHING
+RETURNING board_id, match_id, player_id, counted
 """
 
 # Upsert the totals, compute each new composite score from the row just written, and put it
@@ -317,13 +329,12 @@ def _record(
 ) -> tuple[list[ResultOutcome], list[outbox.StandingChange]]:
     items = _resolve(results, now, batch, allowed_boards)
 
-    # The same (season, match, player) twice in one request: the first one counts.
+    # The same (board, match, player) twice in one request: the first one counts.
     first_of: dict[tuple[int, str, str], _Item] = {}
     for item in items:
-        key = (item.season.id, item.result.match_id, item.result.player_id)
-        if key not in first_of:
-            first_of[key] = item
-        elif first_of[key].result.points != item.result.points:
+        if item.key not in first_of:
+            first_of[item.key] = item
+        elif first_of[item.key].result.points != item.result.points:
             raise Conflict(
                 f"{_where(item.index, batch)}match '{item.result.match_id}' already has a "
                 f"different result for player '{item.result.player_id}' in this request.",
@@ -331,42 +342,55 @@ def _record(
                 details=_at(item.index, batch),
             )
     # Sorted keys everywhere: concurrent requests lock rows in one order, so never deadlock.
-    unique = sorted(first_of.items())
+    unique = sorted((key, item) for key, item in first_of.items() if item.season is not None)
 
     with connection.cursor() as cursor:
-        cursor.execute(
-            _INSERT_RESULTS_SQL,
-            {
-                "now": now,
-                "players": sorted({key[2] for key, _ in unique}),
-                "seasons": [key[0] for key, _ in unique],
-                "matches": [key[1] for key, _ in unique],
-                "result_players": [key[2] for key, _ in unique],
-                "points": [item.result.points for _, item in unique],
-                "ended": [item.ended_at for _, item in unique],
-            },
-        )
-        inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
-        _check_duplicates(
-            cursor, [key for key, _ in unique if key not in inserted], first_of, batch
+        inserted: dict[tuple[int, str, str], bool] = {}
+        if unique:
+            cursor.execute(
+                _INSERT_RESULTS_SQL,
+                {
+                    "now": now,
+                    "players": sorted({key[2] for key, _ in unique}),
+                    "boards": [key[0] for key, _ in unique],
+                    "seasons": [item.season.id for _, item in unique],  # type: ignore[union-attr]
+                    "matches": [key[1] for key, _ in unique],
+                    "result_players": [key[2] for key, _ in unique],
+                    "points": [item.result.points for _, item in unique],
+                    "ended": [item.ended_at for _, item in unique],
+                },
+            )
+            inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
+        stored = _stored_results(
+            cursor, [key for key in sorted(first_of) if key not in inserted], first_of, batch
         )
 
         # Each player's contribution from the counted results this request really inserted.
         new_by_player: dict[tuple[int, str], list[_Item]] = defaultdict(list)
         for key, item in unique:
             if inserted.get(key):
-                new_by_player[(key[0], key[2])].append(item)
+                new_by_player[(item.season.id, key[2])].append(item)  # type: ignore[union-attr]
         totals: dict[tuple[int, str], int] = {}
         changes: list[outbox.StandingChange] = []
         by_rule: dict[str, list[tuple[tuple[int, str], int, datetime, _Item]]] = defaultdict(list)
         for player_key, player_items in sorted(new_by_player.items()):
             rule = _rule(player_items[0].board)
             points, reached_at = _contribution(rule, player_items)
+            if points > MAX_POINTS:
+                raise Conflict(
+                    f"A player's season total may not pass {MAX_POINTS}.",
+                    code="total_limit_exceeded",
+                    details=_at(player_items[-1].index, batch),
+                )
             by_rule[rule].append((player_key, points, reached_at, player_items[0]))
         for rule, rows in by_rule.items():
             changes.extend(_upsert_totals(cursor, rule, rows, now, totals))
 
-        missing = sorted({(i.season.id, i.result.player_id) for i in items} - totals.keys())
+        # Where each item stands: its own season, or for a duplicate the stored result's.
+        season_of = {item.index: _season_of(first_of[item.key], inserted, stored) for item in items}
+        missing = sorted(
+            {(season_of[i.index][0], i.result.player_id) for i in items} - totals.keys()
+        )
         if missing:
             cursor.execute(
                 """
@@ -380,37 +404,59 @@ def _record(
                 totals[(season_id, player_id)] = points
 
     accepted = {item.index for key, item in first_of.items() if key in inserted}
-    return _outcomes(items, accepted, totals), changes
+    return _outcomes(items, accepted, totals, season_of), changes
 
 
-def _check_duplicates(
+def _season_of(
+    first: _Item,
+    inserted: dict[tuple[int, str, str], bool],
+    stored: dict[tuple[int, str, str], tuple[int, str]],
+) -> tuple[int, str]:
+    if first.key in inserted and first.season is not None:
+        return first.season.id, first.season.slug
+    return stored[first.key]
+
+
+def _stored_results(
     cursor: object,
-    already: list[tuple[int, str, str]],
+    keys: list[tuple[int, str, str]],
     first_of: dict[tuple[int, str, str], _Item],
     batch: bool,
-) -> None:
-    """Results stored before are duplicates when their points agree, and conflicts otherwise."""
-    if not already:
-        return
+) -> dict[tuple[int, str, str], tuple[int, str]]:
+    """For results not inserted: the stored result makes a duplicate when its points agree (in
+    whatever season it was stored), a conflict otherwise; with none stored, the item's refusal
+    stands. Returns each duplicate's (season id, season slug)."""
+    if not keys:
+        return {}
     cursor.execute(  # type: ignore[attr-defined]
         """
-        SELECT season_id, match_id, player_id, points FROM matches_matchresult
-        WHERE (season_id, match_id, player_id) IN (
+        SELECT r.board_id, r.match_id, r.player_id, r.points, s.id, s.slug
+        FROM matches_matchresult r JOIN seasons_season s ON s.id = r.season_id
+        WHERE (r.board_id, r.match_id, r.player_id) IN (
             SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[]))
         """,
-        [[k[0] for k in already], [k[1] for k in already], [k[2] for k in already]],
+        [[k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]],
     )
-    stored = {(r[0], r[1], r[2]): r[3] for r in cursor.fetchall()}  # type: ignore[attr-defined]
-    for key in already:
+    found = {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in cursor.fetchall()}  # type: ignore[attr-defined]
+    seasons: dict[tuple[int, str, str], tuple[int, str]] = {}
+    for key in keys:
         item = first_of[key]
-        if stored.get(key) != item.result.points:
+        if key not in found:
+            if item.refusal is not None:
+                raise item.refusal
+            # ON CONFLICT skipped it, so a committed row exists and this statement sees it.
+            raise RuntimeError(f"result {key} neither inserted nor stored")
+        points, season_id, season_slug = found[key]
+        if points != item.result.points:
             raise Conflict(
                 f"{_where(item.index, batch)}match '{item.result.match_id}' already has "
-                f"a different result ({stored.get(key)} points) for player "
+                f"a different result ({points} points) for player "
                 f"'{item.result.player_id}'.",
                 code="conflict",
                 details=_at(item.index, batch),
             )
+        seasons[key] = (season_id, season_slug)
+    return seasons
 
 
 def _upsert_totals(
@@ -455,14 +501,17 @@ def _upsert_totals(
 
 
 def _outcomes(
-    items: list[_Item], accepted: set[int], totals: dict[tuple[int, str], int]
+    items: list[_Item],
+    accepted: set[int],
+    totals: dict[tuple[int, str], int],
+    season_of: dict[int, tuple[int, str]],
 ) -> list[ResultOutcome]:
     """One outcome per item, in request order. On sum boards an accepted result reports the
     player's running total right after it; otherwise the total once the request committed."""
     later_points: dict[tuple[int, str], int] = defaultdict(int)
     total_after: dict[int, int] = {}
     for item in reversed(items):
-        player_key = (item.season.id, item.result.player_id)
+        player_key = (season_of[item.index][0], item.result.player_id)
         total = totals.get(player_key, 0)
         if item.index in accepted and _rule(item.board) == "sum":
             total_after[item.index] = total - later_points[player_key]
@@ -475,7 +524,7 @@ def _outcomes(
             match_id=item.result.match_id,
             player_id=item.result.player_id,
             board=item.board.slug,
-            season=item.season.slug,
+            season=season_of[item.index][1],
             points=item.result.points,
             total_points=total_after[item.index],
             ended_at=item.ended_at,
