@@ -191,6 +191,11 @@ def seasons_reconcile(*, now: datetime | None = None) -> int:
     """Reconcile every season not closed yet; returns the drift found."""
     drift = 0
     for season in _live_seasons():
-        drift += season_reconcile(season=season, now=now).drift
+        # Each season on its own: one that fails (Redis refusing its key, say) is logged and
+        # the others are still checked.
+        try:
+            drift += season_reconcile(season=season, now=now).drift
+        except Exception:
+            logger.exception("reconciling season %s failed", season.pk)
     ReconciliationRun.objects.filter(finished_at__lt=timezone.now() - timedelta(days=7)).delete()
     return drift

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from matches.models import PendingStanding, Player, PlayerTotal
 from matches.outbox import StandingChange
+from seasons.locks import season_job
 from seasons.models import ScoreOperator, Season, SeasonState, SortOrder
 from seasons.scoring import composite_for, composite_sql
 
@@ -160,10 +161,12 @@ def _season_composites(season: Season) -> Iterator[tuple[bool, list[tuple[str, i
 def season_rebuild_standings(
     *, season: Season, on_progress: Callable[[int], None] | None = None
 ) -> int:
-    """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size."""
-    size = store.rebuild_standings(
-        season.id, lambda: _season_composites(season), on_chunk=on_progress
-    )
+    """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size.
+    One runner per season: raises SeasonBusy while another worker closes or rebuilds it."""
+    with season_job(season.pk):
+        size = store.rebuild_standings(
+            season.id, lambda: _season_composites(season), on_chunk=on_progress
+        )
     live.standings_changed([season.id])
     logger.info("rebuilt season %s: %d players", season.pk, size)
     return size

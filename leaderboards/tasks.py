@@ -8,10 +8,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from matches.outbox import StandingChange
+from seasons.locks import SeasonBusy
 
 from . import reconciliation, services
 
 logger = logging.getLogger(__name__)
+
+REBUILD_TIME_LIMIT_SECONDS = 3 * 3600
+RECONCILE_TIME_LIMIT_SECONDS = 30 * 60
 
 
 @shared_task(
@@ -47,15 +51,22 @@ def sweep_unmirrored() -> int:
     return services.totals_mirror_pending()
 
 
-@shared_task(acks_late=True)
+# The long jobs below run on their own queue (see CELERY_TASK_ROUTES), so they never hold up
+# the mirror, and are acknowledged when they start: one that outlasts the broker's visibility
+# timeout must not be delivered to a second worker while it still runs.
+@shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
 def rebuild_season(season_id: int) -> int:
     from seasons.models import Season
 
     season = Season.objects.select_related("board").get(pk=season_id)
-    return services.season_rebuild_standings(season=season)
+    try:
+        return services.season_rebuild_standings(season=season)
+    except SeasonBusy:
+        logger.info("season %s is being closed or rebuilt already", season_id)
+        return 0
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=False, time_limit=RECONCILE_TIME_LIMIT_SECONDS)
 def reconcile() -> int:
     return reconciliation.seasons_reconcile()
 

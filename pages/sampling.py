@@ -50,7 +50,10 @@ def rank_samples_take(*, now: datetime | None = None) -> int:
     ).select_related("board")
     taken = 0
     for season in seasons:
-        taken += _sample_season(season, instant=instant, since=since)
+        try:
+            taken += _sample_season(season, instant=instant, since=since)
+        except Exception:
+            logger.exception("sampling the ranks of season %s failed", season.pk)
     return taken
 
 

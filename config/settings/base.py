@@ -121,6 +121,19 @@ RESULT_CLOCK_SKEW_SECONDS = env.int("RESULT_CLOCK_SKEW_SECONDS", default=5)
 DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3600)
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
+# (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
+# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result.
+CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
+CELERY_TASK_ROUTES = {
+    task: {"queue": CELERY_LONG_JOBS_QUEUE}
+    for task in (
+        "seasons.tasks.close_due_seasons",
+        "seasons.tasks.close_season",
+        "leaderboards.tasks.rebuild_season",
+        "leaderboards.tasks.reconcile",
+    )
+}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
