@@ -36,8 +36,8 @@ CHUNK = 50_000
 # Loaded totals stay under 2^28 so ingest can add to them without passing 2^29 - 1.
 MAX_LOADED_POINTS = 2**28
 PROJECTED_PLAYERS = 100_000_000
-# Loaded results end at least this long before the run: the rebuild's catch-up re-mirrors totals
-# changed in its last five minutes, and a freshly loaded season has none.
+# Loaded results end at least this long before the run, so reconciliation's recent pass (last
+# ten minutes of results) sees only what the run itself posts.
 LOADED_BEFORE = timedelta(hours=1)
 
 
@@ -45,7 +45,8 @@ def bench_reset(env: BenchEnvironment) -> None:
     """Empty the bench's own tables and keys (a run always starts from a season it loads)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "TRUNCATE matches_matchresult, matches_playertotal, matches_player, seasons_season,"
+            "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
+            " matches_player, seasons_season,"
             " seasons_board, matches_gameserver RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
@@ -188,30 +189,24 @@ def _copy(
 def season_load(
     *, env: BenchEnvironment, season: Season, players: int, seed: int
 ) -> dict[str, Any]:
-    """COPY N players, one match result each, and their totals (already mirrored: version 1)."""
+    """COPY N players, one match result each, and their totals (nothing in the mirror's outbox:
+    the rebuild that follows puts them all in Redis)."""
     clock = _Clock(season.starts_at)
     now = timezone.now()
     span = max(60, int((now - LOADED_BEFORE - season.starts_at).total_seconds()))
     created = now.strftime("%Y-%m-%d %H:%M:%S+00")
-    sid = season.pk
+    sid, bid = season.pk, season.board_id
 
     player_copy, player_end = _copy_columns(
         Player, ["player_id", "display_name", "avatar_url", "created_at", "updated_at"]
     )
     result_copy, result_end = _copy_columns(
-        MatchResult, ["season_id", "match_id", "player_id", "points", "ended_at", "received_at"]
+        MatchResult,
+        ["board_id", "season_id", "match_id", "player_id", "points", "ended_at", "received_at"],
     )
     total_copy, total_end = _copy_columns(
         PlayerTotal,
-        [
-            "season_id",
-            "player_id",
-            "points",
-            "reached_at",
-            "version",
-            "mirrored_version",
-            "updated_at",
-        ],
+        ["season_id", "player_id", "points", "reached_at", "updated_at"],
     )
 
     def player_rows() -> Iterator[tuple[int, str]]:
@@ -233,7 +228,7 @@ def season_load(
                 ts = clock.at(elapsed[offset])
                 # Matches of ten players each.
                 lines.append(
-                    f"{sid}\tload-{i // 10}\tp{i}\t{points[offset]}\t{ts}\t{ts}{result_end}"
+                    f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{points[offset]}\t{ts}\t{ts}{result_end}"
                 )
             yield count, "".join(lines)
 
@@ -243,9 +238,7 @@ def season_load(
             lines = []
             for offset in range(count):
                 ts = clock.at(elapsed[offset])
-                lines.append(
-                    f"{sid}\tp{start + offset}\t{points[offset]}\t{ts}\t1\t1\t{ts}{total_end}"
-                )
+                lines.append(f"{sid}\tp{start + offset}\t{points[offset]}\t{ts}\t{ts}{total_end}")
             yield count, "".join(lines)
 
     tables = [Player._meta.db_table, MatchResult._meta.db_table, PlayerTotal._meta.db_table]

@@ -6,6 +6,12 @@ class LeaderboardsConfig(AppConfig):
     verbose_name = "Leaderboards"
 
     def ready(self) -> None:
-        from . import metrics
+        from matches import outbox
+
+        from . import metrics, tasks
 
         metrics.register()
+        # The write path below this app hands committed standings and bans over here.
+        outbox.connect(
+            standings_changed=tasks.queue_mirror, player_changed=tasks.queue_player_refresh
+        )

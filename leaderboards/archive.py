@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from seasons.models import ArchivedStanding, Season
+from seasons.scoring import composite_for
 
-from .scoring import composite_for
 from .store import Standing
 
 _FIELDS = ("player_id", "rank", "competition_rank", "points", "reached_at")

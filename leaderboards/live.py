@@ -36,10 +36,10 @@ from django.utils import timezone
 
 from config.errors import DomainError
 from seasons.models import Season, SeasonState
+from seasons.scoring import points_of
 from seasons.selectors import season_next
 
 from . import selectors, store
-from .scoring import points_of
 
 logger = logging.getLogger(__name__)
 

@@ -12,16 +12,11 @@ from collections.abc import Iterator
 
 from amqp.exceptions import ChannelError
 from django.db.models import Sum
-from prometheus_client import REGISTRY, Counter
+from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 logger = logging.getLogger(__name__)
-
-RESULTS_ACCEPTED = Counter(
-    "leaderboard_results_accepted",
-    "Match results committed to PostgreSQL (duplicates not included).",
-)
 
 
 def celery_queue_depth(queue: str = "celery") -> int | None:

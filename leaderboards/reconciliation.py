@@ -13,19 +13,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from matches.models import PlayerTotal
+from matches.models import PendingStanding, PlayerTotal
 from seasons.models import Season, SeasonState, SortOrder
+from seasons.scoring import composite_for
 
 from . import store
 from .models import ReconciliationRun
-from .scoring import composite_for
 
 logger = logging.getLogger(__name__)
 
 RECENT = timedelta(minutes=10)
+# Latest results whose players the recent pass checks, at most.
+RECENT_RESULTS = 20000
 WALK_PAGE = 5000
 CHUNK = 1000
 
@@ -37,54 +40,83 @@ class Tally:
     fixed: int = 0
 
 
-def _check(season: Season, totals: QuerySet[PlayerTotal], tally: Tally) -> str:
-    """Compare the totals with the ZSET and repair; returns the last player_id checked.
-
-    Redis is read before PostgreSQL: a mirror write landing in between makes the repair's
-    compare-and-set fail instead of moving a score back. Totals not mirrored yet are lag for
-    the sweep, not drift.
-    """
+def _expected(season: Season, player_ids: list[str]) -> dict[str, int | None]:
+    """What each player's ZSET entry must be per PostgreSQL (None: no entry), leaving out the
+    players with a standing still in the mirror's outbox: that is lag for the mirror, not drift."""
     lowest_first = season.board.sort_order == SortOrder.LOWEST_FIRST
-    player_ids = list(totals.values_list("player_id", flat=True))
+    pending = set(
+        PendingStanding.objects.filter(season=season, player_id__in=player_ids).values_list(
+            "player_id", flat=True
+        )
+    )
+    rows = PlayerTotal.objects.filter(season=season, player_id__in=player_ids).values_list(
+        "player_id", "points", "reached_at", "player__banned_at"
+    )
+    return {
+        player_id: (
+            None
+            if banned_at is not None
+            else composite_for(
+                points=points,
+                reached_at=reached_at,
+                season_starts_at=season.starts_at,
+                lowest_first=lowest_first,
+            )
+        )
+        for player_id, points, reached_at, banned_at in rows
+        if player_id not in pending
+    }
+
+
+def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
+    """Compare these players' totals with the ZSET and repair what differs.
+
+    A difference is looked at twice before it counts: a mirror write landing between the two
+    reads (Redis, then PostgreSQL) would otherwise look like drift. Repairs are compare-and-set,
+    so one never overwrites a newer score the mirror wrote in between.
+    """
     for start in range(0, len(player_ids), CHUNK):
         chunk = player_ids[start : start + CHUNK]
         stored = dict(zip(chunk, store.scores_of(season.pk, chunk), strict=True))
-        rows = PlayerTotal.objects.filter(season=season, player_id__in=chunk).values_list(
-            "player_id",
-            "points",
-            "reached_at",
-            "player__banned_at",
-            "version",
-            "mirrored_version",
-        )
-        for player_id, points, reached_at, banned_at, version, mirrored_version in rows:
-            if mirrored_version < version:
-                continue
-            expected = (
-                None
-                if banned_at is not None
-                else composite_for(
-                    points=points,
-                    reached_at=reached_at,
-                    season_starts_at=season.starts_at,
-                    lowest_first=lowest_first,
-                )
-            )
-            tally.checked += 1
+        expected = _expected(season, chunk)
+        tally.checked += len(expected)
+        differing = [p for p, composite in expected.items() if stored[p] != composite]
+        if not differing:
+            continue
+        stored = dict(zip(differing, store.scores_of(season.pk, differing), strict=True))
+        expected = _expected(season, differing)
+        for player_id, composite in expected.items():
             current = stored[player_id]
-            if current == expected:
+            if current == composite:
                 continue
             tally.drift += 1
-            if store.compare_and_set(season.pk, player_id, expected=current, composite=expected):
+            if store.compare_and_set(season.pk, player_id, expected=current, composite=composite):
                 tally.fixed += 1
             logger.warning(
                 "drift in season %s for %s: redis %s, postgres %s",
                 season.pk,
                 player_id,
                 current,
-                expected,
+                composite,
             )
-    return player_ids[-1] if player_ids else ""
+
+
+def _recent_players(season: Season) -> list[str]:
+    """The players of the season's latest results (at most RECENT_RESULTS of them), newest first:
+    where drift would come from. Read backwards along the results' primary key, so the cost is
+    bounded however fast results arrive."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT player_id FROM (
+                SELECT player_id, id FROM matches_matchresult
+                WHERE season_id = %s AND received_at >= %s
+                ORDER BY id DESC LIMIT %s
+            ) latest GROUP BY player_id ORDER BY max(id) DESC
+            """,
+            [season.pk, timezone.now() - RECENT, RECENT_RESULTS],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
@@ -92,13 +124,18 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     all_totals = PlayerTotal.objects.filter(season=season)
 
     recent = Tally()
-    _check(season, all_totals.filter(updated_at__gte=now - RECENT), recent)
+    _check(season, _recent_players(season), recent)
     _record(season, ReconciliationRun.Kind.RECENT, recent, now)
 
     walk = Tally()
-    page = all_totals.filter(player_id__gt=season.reconcile_cursor).order_by("player_id")
-    last = _check(season, page[:WALK_PAGE], walk)
-    if page[WALK_PAGE - 1 : WALK_PAGE].count() == 0:
+    page = list(
+        all_totals.filter(player_id__gt=season.reconcile_cursor)
+        .order_by("player_id")
+        .values_list("player_id", flat=True)[:WALK_PAGE]
+    )
+    _check(season, page, walk)
+    last = page[-1] if page else ""
+    if len(page) < WALK_PAGE:
         # The walk reached the end of the season: look for members PostgreSQL does not know
         # (they have no total to compare against), then start over.
         walk.drift += _remove_strangers(season, all_totals, walk)
@@ -154,6 +191,11 @@ def seasons_reconcile(*, now: datetime | None = None) -> int:
     """Reconcile every season not closed yet; returns the drift found."""
     drift = 0
     for season in _live_seasons():
-        drift += season_reconcile(season=season, now=now).drift
+        # Each season on its own: one that fails (Redis refusing its key, say) is logged and
+        # the others are still checked.
+        try:
+            drift += season_reconcile(season=season, now=now).drift
+        except Exception:
+            logger.exception("reconciling season %s failed", season.pk)
     ReconciliationRun.objects.filter(finished_at__lt=timezone.now() - timedelta(days=7)).delete()
     return drift

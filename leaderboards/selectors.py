@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from matches.models import Player
 from seasons.models import Season, SeasonState
+from seasons.scoring import points_of
 
 from . import archive, store
-from .scoring import points_of
 
 RANK_STYLES = ("ordinal", "competition")
 

@@ -1,6 +1,8 @@
-"""Writes to the Redis mirror: mirror committed totals, sweep what was missed, rebuild a season.
+"""Writes to the Redis mirror: mirror committed standings, sweep what was missed, rebuild a season.
 
 PostgreSQL is the truth; everything here can be repeated any number of times, in any order.
+The write path hands the mirror the composite scores it committed (matches.outbox), so
+mirroring is a script call per season and one DELETE of the outbox rows it wrote.
 """
 
 from __future__ import annotations
@@ -10,200 +12,197 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from matches.models import PlayerTotal
+from matches.models import PendingStanding, Player, PlayerTotal
+from matches.outbox import StandingChange
+from seasons.locks import season_job
 from seasons.models import ScoreOperator, Season, SeasonState, SortOrder
+from seasons.scoring import composite_for, composite_sql
 
 from . import live, store
-from .scoring import composite_for
 
 logger = logging.getLogger(__name__)
 
-MIRROR_CHUNK = 1000
-# How many totals one mirror task may write in all, its own and others still pending.
-MIRROR_COALESCE = 2000
 REBUILD_CHUNK = 20000
-# Totals changed this long before a rebuild started are re-mirrored after the swap, which
-# covers transactions that were open while the rebuild read the season.
-REBUILD_CATCH_UP = timedelta(minutes=5)
+# The sweep leaves younger outbox rows to the tasks already queued for them.
+SWEEP_AFTER = timedelta(seconds=2)
+SWEEP_LIMIT = 20000
 
 
 def _worsening(*, score_operator: str, sort_order: str) -> bool:
     return score_operator == ScoreOperator.SUM and sort_order == SortOrder.LOWEST_FIRST
 
 
-def totals_mirror(*, total_ids: Sequence[int]) -> int:
-    """Write the current totals of `total_ids` into their seasons' ZSETs; returns how many."""
-    mirrored = 0
-    for start in range(0, len(total_ids), MIRROR_CHUNK):
-        mirrored += _mirror_chunk(list(total_ids[start : start + MIRROR_CHUNK]))
-    return mirrored
+def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
+    """Write committed standings into their seasons' ZSETs, then drop their outbox rows.
+
+    Seasons already closed are skipped (their archive is final); their rows are dropped all the
+    same. Returns how many standings were written.
+    """
+    if not changes:
+        return 0
+    season_ids = sorted({change.season_id for change in changes})
+    closed = set(
+        Season.objects.filter(pk__in=season_ids, state=SeasonState.CLOSED).values_list(
+            "pk", flat=True
+        )
+    )
+    live_changes = [c for c in changes if c.season_id not in closed]
+    written = store.write_standings(
+        store.StandingWrite(
+            season_id=c.season_id,
+            player_id=c.player_id,
+            composite=c.composite,
+            worsening=c.worsening,
+        )
+        for c in live_changes
+    )
+    if live_changes:
+        live.standings_changed({c.season_id for c in live_changes})
+    # Only after Redis has them: a crash before this leaves the rows for a redelivery or the
+    # sweep, and writing them twice changes nothing.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM matches_pendingstanding WHERE id = ANY(%s)",
+            [sorted(c.pending_id for c in changes)],
+        )
+    return written
 
 
-def _mirror_chunk(total_ids: list[int]) -> int:
-    totals = PlayerTotal.objects.filter(id__in=total_ids).exclude(season__state=SeasonState.CLOSED)
-    # Banned players are kept off live boards; removing them here also undoes a mirror that
-    # raced with the ban.
-    for season_id, player_id in totals.filter(player__banned_at__isnull=False).values_list(
-        "season_id", "player_id"
-    ):
-        store.remove_players(season_id, [player_id])
+def totals_mirror_pending(
+    *, limit: int = SWEEP_LIMIT, older_than: timedelta = SWEEP_AFTER, season: Season | None = None
+) -> int:
+    """The sweep: mirror standings committed but still in the outbox (a task lost with its
+    worker or its broker, a Redis outage). Returns how many outbox rows it handled."""
+    pending = PendingStanding.objects.filter(changed_at__lt=timezone.now() - older_than)
+    if season is not None:
+        pending = pending.filter(season=season)
     rows = list(
-        totals.filter(player__banned_at__isnull=True).values_list(
+        pending.order_by("id").values_list(
             "id",
             "season_id",
             "player_id",
-            "points",
-            "reached_at",
-            "version",
-            "season__starts_at",
+            "composite",
             "season__board__score_operator",
             "season__board__sort_order",
-        )
+        )[:limit]
     )
     if not rows:
         return 0
-    store.write_standings(
-        store.StandingWrite(
-            season_id=season_id,
-            player_id=player_id,
-            composite=composite_for(
-                points=points,
-                reached_at=reached_at,
-                season_starts_at=starts_at,
-                lowest_first=sort_order == SortOrder.LOWEST_FIRST,
-            ),
-            worsening=_worsening(score_operator=operator, sort_order=sort_order),
-        )
-        for _, season_id, player_id, points, reached_at, _, starts_at, operator, sort_order in rows
+    # A ban whose refresh task was lost too: the sweep checks PostgreSQL, since the banned
+    # players Redis remembers are only as good as that task.
+    banned = set(
+        Player.objects.filter(
+            player_id__in={row[2] for row in rows}, banned_at__isnull=False
+        ).values_list("player_id", flat=True)
     )
-    live.standings_changed({row[1] for row in rows})
-    # Record what was written; GREATEST keeps an older, slower task from moving it back.
-    with connection.cursor() as cursor:
-        # Rows are locked in the write path's order, (season, player), so the two never
-        # deadlock; a row locked by a writer is skipped: it is about to get a new version,
-        # which its own mirror task (or the sweep) records.
-        cursor.execute(
-            """
-            UPDATE matches_playertotal AS t
-            SET mirrored_version = GREATEST(t.mirrored_version, v.version)
-            FROM (
-                SELECT locked.id, wanted.version
-                FROM matches_playertotal AS locked
-                JOIN unnest(%s::bigint[], %s::bigint[]) AS wanted(id, version)
-                  ON locked.id = wanted.id
-                WHERE locked.mirrored_version < wanted.version
-                ORDER BY locked.season_id, locked.player_id
-                FOR NO KEY UPDATE OF locked SKIP LOCKED
-            ) AS v
-            WHERE t.id = v.id
-            """,
-            [[row[0] for row in rows], [row[5] for row in rows]],
-        )
+    for player_id in banned:
+        store.players_ban({row[1] for row in rows if row[2] == player_id}, player_id)
+    standings_mirror(
+        changes=[
+            StandingChange(
+                pending_id,
+                season_id,
+                player_id,
+                composite,
+                _worsening(score_operator=operator, sort_order=sort_order),
+            )
+            for pending_id, season_id, player_id, composite, operator, sort_order in rows
+        ]
+    )
+    logger.info("sweep mirrored %d pending standings", len(rows))
     return len(rows)
 
 
-def totals_mirror_committed(*, total_ids: Sequence[int]) -> int:
-    """What the mirror task does after a commit: write these totals if they are still not
-    mirrored, and take along other pending totals, so that under load one task does the work of
-    many queued ones and the queue behind it finds nothing left to do."""
-    pending = PlayerTotal.objects.filter(mirrored_version__lt=F("version"))
-    mine = list(pending.filter(id__in=total_ids).values_list("id", flat=True))
-    if not mine:
-        return 0
-    others = list(
-        pending.exclude(id__in=mine)
-        .order_by("updated_at")
-        .values_list("id", flat=True)[: max(0, MIRROR_COALESCE - len(mine))]
-    )
-    return totals_mirror(total_ids=mine + others)
-
-
-def totals_mirror_pending(*, limit: int = 20000) -> int:
-    """The sweep: mirror totals committed but not yet mirrored (a lost task, a Redis outage)."""
-    pending = list(
-        PlayerTotal.objects.filter(mirrored_version__lt=F("version"))
-        .order_by("updated_at")
-        .values_list("id", flat=True)[:limit]
-    )
-    if not pending:
-        return 0
-    mirrored = totals_mirror(total_ids=pending)
-    logger.info("sweep mirrored %d pending totals", mirrored)
-    return mirrored
-
-
 def mirror_lag_seconds(*, now: datetime | None = None) -> float:
-    """Age of the oldest committed total not yet mirrored (0 when the mirror is caught up)."""
-    oldest = (
-        PlayerTotal.objects.filter(mirrored_version__lt=F("version"))
-        .order_by("updated_at")
-        .values_list("updated_at", flat=True)
-        .first()
-    )
+    """Age of the oldest committed standing not yet mirrored (0 when the mirror is caught up)."""
+    oldest = PendingStanding.objects.order_by("id").values_list("changed_at", flat=True).first()
     if oldest is None:
         return 0.0
     return max(0.0, ((now or timezone.now()) - oldest).total_seconds())
 
 
-def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
+def _season_composites(season: Season) -> Iterator[tuple[bool, list[tuple[str, int]]]]:
     """Every player's composite score in the season, computed by PostgreSQL, in chunks.
 
-    The arithmetic is scoring.composite_for in SQL, so ten million rows never pass through
-    Python objects one by one; tests check both agree. Rows come best first: Redis inserts
-    each new lowest score next to the skiplist's head, which made building a large board
-    about twice as fast as inserting in table order (measured on 2 million players).
+    The arithmetic is seasons.scoring's, rendered into SQL, so ten million rows never pass
+    through Python objects one by one. Rows come best first: Redis inserts each new lowest
+    score next to the skiplist's head, which made building a large board about twice as fast
+    as inserting in table order (measured on 2 million players).
     """
-    ranked_points = "(536870911 - points)" if season.board.lowest_first else "points"
+    board = season.board
+    worsening = _worsening(score_operator=board.score_operator, sort_order=board.sort_order)
+    composite = composite_sql(
+        points="points",
+        reached_at="reached_at",
+        starts_at="%s",
+        lowest_first="TRUE" if board.lowest_first else "FALSE",
+    )
     with transaction.atomic(), connection.chunked_cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT player_id,
-                   {ranked_points}::bigint * 16777216 + 16777215
-                   - LEAST(GREATEST(floor(extract(epoch FROM reached_at - %s)), 0),
-                           16777215)::bigint
+            SELECT player_id, {composite}
             FROM matches_playertotal t
             WHERE season_id = %s AND NOT EXISTS (
                 SELECT 1 FROM matches_player p
                 WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
             ORDER BY 2 DESC
-            """,  # noqa: S608 - the points expression is one of two fixed strings
+            """,  # noqa: S608 - the expression comes from fixed constants
             [season.starts_at, season.id],
         )
         while True:
             rows = cursor.fetchmany(REBUILD_CHUNK)
             if not rows:
                 return
-            yield rows
+            yield worsening, rows
 
 
 def season_rebuild_standings(
     *, season: Season, on_progress: Callable[[int], None] | None = None
 ) -> int:
-    """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size."""
-    started = timezone.now()
-    size = store.rebuild_standings(season.id, _season_composites(season), on_chunk=on_progress)
+    """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size.
+    One runner per season: raises SeasonBusy while another worker closes or rebuilds it."""
+    with season_job(season.pk):
+        size = store.rebuild_standings(
+            season.id, lambda: _season_composites(season), on_chunk=on_progress
+        )
     live.standings_changed([season.id])
-    # Mirror tasks that ran while the rebuild was reading wrote into the old key, which the
-    # swap replaced: write the totals that changed since then once more.
-    recent = list(
-        PlayerTotal.objects.filter(
-            season=season, updated_at__gte=started - REBUILD_CATCH_UP
-        ).values_list("id", flat=True)
-    )
-    totals_mirror(total_ids=recent)
-    logger.info("rebuilt season %s: %d players, %d caught up", season.pk, size, len(recent))
+    logger.info("rebuilt season %s: %d players", season.pk, size)
     return size
 
 
 def player_standings_refresh(*, player_id: str) -> int:
     """After a ban or an unban: take the player off every live board, or put them back exactly
     as PostgreSQL has them. Returns how many seasons were touched."""
-    totals = PlayerTotal.objects.filter(player_id=player_id).exclude(
-        season__state=SeasonState.CLOSED
+    totals = list(
+        PlayerTotal.objects.filter(player_id=player_id)
+        .exclude(season__state=SeasonState.CLOSED)
+        .select_related("season__board", "player")
     )
-    ids = list(totals.values_list("id", flat=True))
-    totals_mirror(total_ids=ids)
-    return len(ids)
+    if not totals:
+        return 0
+    season_ids = [total.season_id for total in totals]
+    if totals[0].player.banned_at is not None:
+        store.players_ban(season_ids, player_id)
+        return len(totals)
+    store.players_unban(season_ids, player_id)
+    store.write_standings(
+        store.StandingWrite(
+            season_id=total.season_id,
+            player_id=player_id,
+            composite=composite_for(
+                points=total.points,
+                reached_at=total.reached_at,
+                season_starts_at=total.season.starts_at,
+                lowest_first=total.season.board.lowest_first,
+            ),
+            worsening=_worsening(
+                score_operator=total.season.board.score_operator,
+                sort_order=total.season.board.sort_order,
+            ),
+        )
+        for total in totals
+    )
+    live.standings_changed(season_ids)
+    return len(totals)

@@ -9,7 +9,6 @@ Lua scripts are registered once per process and run by SHA (redis-py's Script).
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from .scoring import TIME_SLOTS
+from seasons.scoring import TIME_SLOTS
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
@@ -107,6 +106,51 @@ return 1
 """
 
 
+# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score pairs. Banned
+# players are skipped; while a rebuild runs (KEYS[3] exists) the set it builds gets the write too,
+# so a result committed after the rebuild read PostgreSQL is not lost by the swap.
+_MIRROR = """
+local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+local written = 0
+for i = 2, #ARGV, 2 do
+  local member = ARGV[i]
+  if redis.call('SISMEMBER', KEYS[2], member) == 0 then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
+    if rebuilding then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member) end
+    written = written + 1
+  end
+end
+return written
+"""
+
+# A ban: remembered for the mirror, and the player off the live set and any set being rebuilt.
+_BAN = """
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+"""
+
+# The rebuild's swap: the built set replaces the live one (the old one is freed in the
+# background), minus players banned while it was built; the marker goes, so the mirror writes
+# the live set alone again.
+_SWAP = """
+local banned = redis.call('SMEMBERS', KEYS[2])
+for i = 1, #banned do redis.call('ZREM', KEYS[4], banned[i]) end
+redis.call('DEL', KEYS[3])
+redis.call('UNLINK', KEYS[1])
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('RENAME', KEYS[4], KEYS[1])
+  redis.call('PERSIST', KEYS[1])
+end
+return redis.call('ZCARD', KEYS[1])
+"""
+
+# How long a rebuild may run before its marker and half-built set expire (a crashed rebuild
+# must not leave the mirror writing twice forever). A rebuild renews them as it goes.
+REBUILD_TTL_SECONDS = 600
+
+
 def client() -> redis.Redis:
     global _client
     if _client is None:
@@ -122,16 +166,6 @@ def client() -> redis.Redis:
     return _client
 
 
-def reset_client() -> None:
-    """Forget the connection pool (after the Redis URL changed, or in a forked child)."""
-    global _client
-    with _lock:
-        if _client is not None:
-            _client.close()
-        _client = None
-        _scripts.clear()
-
-
 def _script(source: str) -> Any:
     script = _scripts.get(source)
     if script is None:
@@ -144,8 +178,24 @@ def standings_key(season_id: int) -> str:
     return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:standings"
 
 
-def _rebuild_key(season_id: int) -> str:
-    return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:rebuild:{uuid.uuid4().hex}"
+def _season_key(season_id: int, name: str) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:{name}"
+
+
+def _banned_key(season_id: int) -> str:
+    """The season's banned players: the mirror never writes them."""
+    return _season_key(season_id, "banned")
+
+
+def _season_keys(season_id: int) -> list[str]:
+    """The keys the mirror's and the rebuild's scripts touch, all in the season's slot: the live
+    set, the banned players, the marker of a rebuild in progress and the set it builds."""
+    return [
+        standings_key(season_id),
+        _banned_key(season_id),
+        _season_key(season_id, "rebuilding"),
+        _season_key(season_id, "rebuild"),
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,20 +218,43 @@ class Standing:
 
 
 def write_standings(writes: Iterable[StandingWrite]) -> int:
-    """Mirror standings with ZADD GT (or LT): never lowers a score, so replays are harmless."""
-    groups: dict[tuple[int, bool], dict[str, int]] = {}
+    """Mirror standings with ZADD GT (or LT): never moves a score back, so replays and tasks
+    arriving out of order are harmless. Banned players are skipped, and while a rebuild is
+    building the season's next set, the write goes to that set too (see rebuild_standings).
+    One script call per season, all in one round trip."""
+    groups: dict[tuple[int, bool], list[str]] = {}
     for write in writes:
-        groups.setdefault((write.season_id, write.worsening), {})[write.player_id] = write.composite
+        groups.setdefault((write.season_id, write.worsening), []).extend(
+            (write.player_id, str(write.composite))
+        )
     if not groups:
         return 0
     pipe = client().pipeline(transaction=False)
-    for (season_id, worsening), mapping in groups.items():
-        if worsening:
-            pipe.zadd(standings_key(season_id), mapping, lt=True)
-        else:
-            pipe.zadd(standings_key(season_id), mapping, gt=True)
+    mirror = _script(_MIRROR)
+    for (season_id, worsening), members in groups.items():
+        mirror(
+            keys=_season_keys(season_id),
+            args=["LT" if worsening else "GT", *members],
+            client=pipe,
+        )
+    return sum(pipe.execute())
+
+
+def players_ban(season_ids: Iterable[int], player_id: str) -> None:
+    """Take a banned player off these seasons' boards and keep later mirror writes off too."""
+    pipe = client().pipeline(transaction=False)
+    ban = _script(_BAN)
+    for season_id in season_ids:
+        ban(keys=_season_keys(season_id), args=[player_id], client=pipe)
     pipe.execute()
-    return sum(len(mapping) for mapping in groups.values())
+
+
+def players_unban(season_ids: Iterable[int], player_id: str) -> None:
+    """Let mirror writes for the player through again (the caller writes their standings)."""
+    pipe = client().pipeline(transaction=False)
+    for season_id in season_ids:
+        pipe.srem(_banned_key(season_id), player_id)
+    pipe.execute()
 
 
 def compare_and_set(
@@ -370,34 +443,43 @@ def iter_standings(season_id: int, *, page_size: int = 1000) -> Iterable[list[St
 
 
 def rebuild_standings(
-    season_id: int, chunks: Iterable[Sequence[tuple[str, int]]], *, on_chunk: Any = None
+    season_id: int,
+    chunks_after_start: Any,
+    *,
+    on_chunk: Any = None,
 ) -> int:
-    """Build the season's ZSET in a new key from `chunks` of (player_id, composite), then swap it
-    in with RENAME, so readers see the old board or the new one, never a half-built one."""
-    live = standings_key(season_id)
-    building = _rebuild_key(season_id)
+    """Build the season's ZSET anew and swap it in, so readers see the old board or the new one,
+    never a half-built one.
+
+    The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
+    mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
+    with the same GT/LT rule, so neither a newer mirrored score nor a ban is lost by the swap.
+    `chunks_after_start` is called once the marker is set and yields
+    (worsening, [(player_id, composite), ...]) chunks.
+    """
     r = client()
+    keys = _season_keys(season_id)
+    live, _, marker, building = keys
+    r.unlink(building)
+    r.set(marker, "1", ex=REBUILD_TTL_SECONDS)
     written = 0
     try:
-        for chunk in chunks:
+        for worsening, chunk in chunks_after_start():
             if not chunk:
                 continue
             pipe = r.pipeline(transaction=False)
-            pipe.zadd(building, dict(chunk))
-            # A crashed rebuild must not leave its half-built key behind forever.
-            pipe.expire(building, 3600)
+            pipe.zadd(building, dict(chunk), lt=worsening, gt=not worsening)
+            pipe.expire(building, REBUILD_TTL_SECONDS)
+            pipe.expire(marker, REBUILD_TTL_SECONDS)
             pipe.execute()
             written += len(chunk)
             if on_chunk is not None:
                 on_chunk(len(chunk))
-        if written:
-            r.rename(building, live)
-            r.persist(live)
-        else:
-            r.unlink(live)
+        return int(_script(_SWAP)(keys=keys, args=[]))
     finally:
+        # A failed rebuild leaves the live set as it was and the mirror writing it alone.
+        r.delete(marker)
         r.unlink(building)
-    return written
 
 
 def delete_standings(season_id: int) -> None:

@@ -7,9 +7,15 @@ from celery import shared_task
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from matches.outbox import StandingChange
+from seasons.locks import SeasonBusy
+
 from . import reconciliation, services
 
 logger = logging.getLogger(__name__)
+
+REBUILD_TIME_LIMIT_SECONDS = 3 * 3600
+RECONCILE_TIME_LIMIT_SECONDS = 30 * 60
 
 
 @shared_task(
@@ -19,19 +25,24 @@ logger = logging.getLogger(__name__)
     retry_backoff_max=30,
     max_retries=5,
 )
-def mirror_totals(total_ids: list[int]) -> int:
-    # If every retry fails (Redis down for long), the sweep mirrors these totals later.
-    return services.totals_mirror_committed(total_ids=total_ids)
+def mirror_standings(changes: list[list[object]]) -> int:
+    # If every retry fails (Redis down for long), the outbox rows stay and the sweep mirrors them.
+    return services.standings_mirror(
+        changes=[StandingChange.from_message(change) for change in changes]
+    )
 
 
-def queue_mirror(total_ids: list[int]) -> None:
-    """Queue the mirror after a commit. The result is already confirmed by then, so a broker
-    outage must not fail the request: the sweep mirrors whatever was not queued."""
+def queue_mirror(changes: list[StandingChange]) -> None:
+    """Queue the mirror after a commit, carrying the committed standings themselves. The results
+    are confirmed by then, so a broker outage must not fail the request: the sweep mirrors
+    whatever was not queued."""
     try:
-        mirror_totals.apply_async((total_ids,), retry=False)
+        mirror_standings.apply_async(([c.as_message() for c in changes],), retry=False)
     except Exception:
         logger.warning(
-            "could not queue the mirror of %d totals; the sweep will", len(total_ids), exc_info=True
+            "could not queue the mirror of %d standings; the sweep will",
+            len(changes),
+            exc_info=True,
         )
 
 
@@ -40,15 +51,22 @@ def sweep_unmirrored() -> int:
     return services.totals_mirror_pending()
 
 
-@shared_task(acks_late=True)
+# The long jobs below run on their own queue (see CELERY_TASK_ROUTES), so they never hold up
+# the mirror, and are acknowledged when they start: one that outlasts the broker's visibility
+# timeout must not be delivered to a second worker while it still runs.
+@shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
 def rebuild_season(season_id: int) -> int:
     from seasons.models import Season
 
     season = Season.objects.select_related("board").get(pk=season_id)
-    return services.season_rebuild_standings(season=season)
+    try:
+        return services.season_rebuild_standings(season=season)
+    except SeasonBusy:
+        logger.info("season %s is being closed or rebuilt already", season_id)
+        return 0
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=False, time_limit=RECONCILE_TIME_LIMIT_SECONDS)
 def reconcile() -> int:
     return reconciliation.seasons_reconcile()
 
@@ -56,3 +74,7 @@ def reconcile() -> int:
 @shared_task(acks_late=True)
 def refresh_player_standings(player_id: str) -> int:
     return services.player_standings_refresh(player_id=player_id)
+
+
+def queue_player_refresh(player_id: str) -> None:
+    refresh_player_standings.delay(player_id)

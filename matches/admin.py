@@ -52,7 +52,7 @@ class MatchResultAdmin(ReadOnlyAdmin):
 
 @admin.register(PlayerTotal)
 class PlayerTotalAdmin(ReadOnlyAdmin):
-    list_display = ("player", "season", "points", "reached_at", "version", "mirrored_version")
+    list_display = ("player", "season", "points", "reached_at", "updated_at")
     list_filter = ("season__board", "season")
     search_fields = ("player__player_id",)
     list_select_related = ("season", "season__board")

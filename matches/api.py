@@ -18,13 +18,14 @@ from config.api import PLAYER_ID_PATH, StrictCharField, StrictIntegerField, Stri
 from config.errors import InvalidInput, NotFound
 
 from . import services
-from .models import MAX_POINTS, PLAYER_ID_PATTERN, Player
+from .models import MAX_POINTS, PLAYER_ID_CHARACTERS, Player
 from .permissions import GameServerKeyAuthentication, IsGameServer, allowed_board_slugs
 
 MAX_BATCH = 1000
 
+# The database's rule (see matches.models), with the API's wording.
 player_id_field_validator = RegexValidator(
-    PLAYER_ID_PATTERN, "Use 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
+    rf"\A{PLAYER_ID_CHARACTERS}\Z", "Use 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
 )
 
 
@@ -70,7 +71,7 @@ def _result_out(outcome: services.ResultOutcome) -> dict[str, Any]:
 
 
 _RESULT_FIELDS = frozenset(ResultIn().fields)
-_PLAYER_ID = re.compile(PLAYER_ID_PATTERN)
+_PLAYER_ID = re.compile(PLAYER_ID_CHARACTERS)
 _MISSING = object()
 
 
@@ -110,7 +111,7 @@ def _parse_item(data: Any) -> tuple[services.ResultIn | None, dict[str, list[str
         name: ["Unknown field."] for name in sorted(data.keys() - _RESULT_FIELDS)
     }
     player_id = _text(data, "player_id", errors, max_length=64, required=True)
-    if player_id is not None and not _PLAYER_ID.match(player_id):
+    if player_id is not None and not _PLAYER_ID.fullmatch(player_id):
         errors["player_id"] = [player_id_field_validator.message]
     match_id = _text(data, "match_id", errors, max_length=128, required=True)
     if match_id is not None and not match_id.isprintable():
@@ -168,7 +169,7 @@ class ScoresView(APIView):
         if errors is not None:
             raise InvalidInput("The result is invalid.", details={"fields": errors})
         (outcome,) = services.results_record(
-            results=[result], allowed_boards=allowed_board_slugs(self.request.auth)
+            results=[result], allowed_boards=allowed_board_slugs(self.request)
         )
         code = status.HTTP_201_CREATED if outcome.status == "accepted" else status.HTTP_200_OK
         return Response(_result_out(outcome), status=code)
@@ -196,7 +197,7 @@ class ScoresView(APIView):
                 details={"index": invalid[0]["index"], "items": invalid},
             )
         outcomes = services.results_record(
-            results=results, batch=True, allowed_boards=allowed_board_slugs(self.request.auth)
+            results=results, batch=True, allowed_boards=allowed_board_slugs(self.request)
         )
         return Response([_result_out(o) for o in outcomes], status=status.HTTP_200_OK)
 

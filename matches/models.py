@@ -1,17 +1,21 @@
 """Players, every match result, and each player's total per season: the source of truth."""
 
+from django.contrib.postgres.indexes import BrinIndex
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from rest_framework_api_key.models import AbstractAPIKey
 
-# Points and totals fit the 29 high bits of the composite score (see leaderboards/scoring.py).
-MAX_POINTS = 2**29 - 1
+# Points and totals fit the 29 high bits of the composite score.
+from seasons.scoring import MAX_POINTS
 
-PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
-player_id_validator = RegexValidator(
-    PLAYER_ID_PATTERN, "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
-)
+# The player-id rule. The database's check constraint reads PLAYER_ID_PATTERN, where "$" is the
+# end of the string; in Python "$" would also match before a final newline, so Python checks
+# with \A...\Z, which accepts exactly what PostgreSQL accepts.
+PLAYER_ID_CHARACTERS = r"[A-Za-z0-9_.-]{1,64}"
+PLAYER_ID_PATTERN = rf"^{PLAYER_ID_CHARACTERS}$"
+PLAYER_ID_MESSAGE = "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
+player_id_validator = RegexValidator(rf"\A{PLAYER_ID_CHARACTERS}\Z", PLAYER_ID_MESSAGE)
 
 
 class Player(models.Model):
@@ -38,11 +42,26 @@ class Player(models.Model):
 
 
 class MatchResult(models.Model):
-    """One player's points from one match; never changed once written."""
+    """One player's points from one match; never changed once written.
 
-    season = models.ForeignKey("seasons.Season", on_delete=models.PROTECT, related_name="results")
+    Every index here costs each of thousands of inserts a second, so there are only the ones a
+    query uses: the unique key (which finds a retried result), the player's results by season,
+    and a BRIN on arrival time for "who played recently" (nearly free on an append-only table).
+    """
+
+    # db_index=False: (player, season) serves the lookups by season.
+    season = models.ForeignKey(
+        "seasons.Season", on_delete=models.PROTECT, related_name="results", db_index=False
+    )
+    # The board, besides the season, so that a result posted again is found whichever season
+    # it would now fall in: a match counts once per board.
+    board = models.ForeignKey(
+        "seasons.Board", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     match_id = models.CharField(max_length=128)
-    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="results")
+    player = models.ForeignKey(
+        Player, on_delete=models.PROTECT, related_name="results", db_index=False
+    )
     points = models.IntegerField(validators=[MinValueValidator(1), MaxValueValidator(MAX_POINTS)])
     ended_at = models.DateTimeField()
     received_at = models.DateTimeField()
@@ -52,13 +71,16 @@ class MatchResult(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["season", "match_id", "player"], name="result_unique_per_match_and_player"
+                fields=["board", "match_id", "player"], name="result_unique_per_board_match_player"
             ),
             models.CheckConstraint(
                 condition=Q(points__gte=1, points__lte=MAX_POINTS), name="result_points_in_range"
             ),
         ]
-        indexes = [models.Index(fields=["season", "player"])]
+        indexes = [
+            models.Index(fields=["player", "season"], name="result_player_season"),
+            BrinIndex(fields=["received_at"], name="result_received_brin"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.match_id}/{self.player_id}: {self.points}"
@@ -67,16 +89,21 @@ class MatchResult(models.Model):
 class PlayerTotal(models.Model):
     """A player's standing in one season, updated in the transaction of the result that changes it.
 
-    `version` grows with every change and `mirrored_version` records the newest version written to
-    Redis, so the sweep finds what was committed but not yet mirrored.
+    No index covers a column that changes (points, reached_at, updated_at), and the table
+    leaves room on each page (fillfactor, in the migration), so an update stays on its page
+    without touching an index (a HOT update): the hottest row write of the service. What still
+    has to reach Redis is recorded apart, in PendingStanding.
     """
 
-    season = models.ForeignKey("seasons.Season", on_delete=models.PROTECT, related_name="totals")
-    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="totals")
+    # db_index=False: the unique key starts with the season; the player has its own index.
+    season = models.ForeignKey(
+        "seasons.Season", on_delete=models.PROTECT, related_name="totals", db_index=False
+    )
+    player = models.ForeignKey(
+        Player, on_delete=models.PROTECT, related_name="totals", db_index=False
+    )
     points = models.IntegerField()
     reached_at = models.DateTimeField()
-    version = models.BigIntegerField(default=1)
-    mirrored_version = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -86,18 +113,31 @@ class PlayerTotal(models.Model):
                 condition=Q(points__gte=0, points__lte=MAX_POINTS), name="total_points_in_range"
             ),
         ]
-        indexes = [
-            # Reconciliation and the rebuild's catch-up look for recently changed totals.
-            models.Index(fields=["season", "updated_at"], name="total_season_updated"),
-            models.Index(
-                fields=["updated_at"],
-                condition=Q(mirrored_version__lt=F("version")),
-                name="total_unmirrored",
-            ),
-        ]
+        # A player's seasons (history, bans); a plain B-tree, not Django's pair with _like.
+        indexes = [models.Index(fields=["player"], name="total_player")]
 
     def __str__(self) -> str:
         return f"{self.player_id}@{self.season_id}: {self.points}"
+
+
+class PendingStanding(models.Model):
+    """The outbox of the mirror: a total committed here whose new standing Redis may not show yet.
+
+    The write path adds one row per changed total in the same transaction, carrying the composite
+    score it computed; the mirror writes it to the season's sorted set and deletes the row, and
+    the sweep mirrors rows whose task never ran. The table stays small (rows live for
+    milliseconds), so finding what is unmirrored never scans the totals.
+    """
+
+    season = models.ForeignKey(
+        "seasons.Season", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    player_id = models.CharField(max_length=64)
+    composite = models.BigIntegerField()
+    changed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.player_id}@{self.season_id}: {self.composite}"
 
 
 class GameServer(AbstractAPIKey):

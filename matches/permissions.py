@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from typing import Any
 
+from cachetools import TTLCache
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
@@ -12,10 +16,32 @@ from rest_framework_api_key.permissions import KeyParser
 
 from .models import GameServer
 
+# Keys verified recently, by a digest of the key: a game server posting hundreds of times a
+# second would otherwise cost two queries a request (the key, then its boards). A revoked key
+# or a change of its boards takes effect within GAME_SERVER_KEY_CACHE_SECONDS; expiry is checked
+# on every request.
+_verified: TTLCache[str, tuple[GameServer, frozenset[str] | None]] | None = None
+_verified_lock = threading.Lock()
+
+
+def _verified_cache() -> TTLCache[str, tuple[GameServer, frozenset[str] | None]]:
+    global _verified
+    with _verified_lock:
+        if _verified is None:
+            _verified = TTLCache(maxsize=1024, ttl=settings.GAME_SERVER_KEY_CACHE_SECONDS)
+        return _verified
+
+
+def verified_keys_forget() -> None:
+    """Forget every key verified by this process (tests, and after revoking keys by hand)."""
+    with _verified_lock:
+        if _verified is not None:
+            _verified.clear()
+
 
 class GameServerKeyAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Api-Key <key>`, checked against its hash on every request (so a revoked
-    key fails at once). A missing key is 401 with `WWW-Authenticate: Api-Key`."""
+    """`Authorization: Api-Key <key>`, checked against its hash and reused for a few seconds.
+    A missing key is 401 with `WWW-Authenticate: Api-Key`."""
 
     key_parser = KeyParser()
 
@@ -23,12 +49,26 @@ class GameServerKeyAuthentication(authentication.BaseAuthentication):
         key = self.key_parser.get(request)
         if not key:
             return None
-        try:
-            server = GameServer.objects.get_from_key(key)
-        except GameServer.DoesNotExist:
-            raise exceptions.AuthenticationFailed("Unknown or revoked game-server key.") from None
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        cache = _verified_cache()
+        with _verified_lock:
+            hit = cache.get(digest)
+        if hit is None:
+            try:
+                server = GameServer.objects.get_from_key(key)
+            except GameServer.DoesNotExist:
+                raise exceptions.AuthenticationFailed(
+                    "Unknown or revoked game-server key."
+                ) from None
+            slugs = frozenset(server.boards.values_list("slug", flat=True))
+            hit = (server, slugs or None)
+            if settings.GAME_SERVER_KEY_CACHE_SECONDS > 0:
+                with _verified_lock:
+                    cache[digest] = hit
+        server, boards = hit
         if server.has_expired:
             raise exceptions.AuthenticationFailed("This game-server key has expired.")
+        request.allowed_boards = boards
         return AnonymousUser(), server
 
     def authenticate_header(self, request: Request) -> str:
@@ -42,10 +82,9 @@ class IsGameServer(permissions.BasePermission):
         return isinstance(request.auth, GameServer)
 
 
-def allowed_board_slugs(server: GameServer) -> frozenset[str] | None:
-    """The boards a key may post to, or None for every board."""
-    slugs = frozenset(server.boards.values_list("slug", flat=True))
-    return slugs or None
+def allowed_board_slugs(request: Request) -> frozenset[str] | None:
+    """The boards the request's key may post to, or None for every board."""
+    return getattr(request, "allowed_boards", None)
 
 
 class GameServerKeyScheme(OpenApiAuthenticationExtension):

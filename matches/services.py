@@ -7,23 +7,32 @@ sweep in leaderboards/services.py catches up whatever was committed but not mirr
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from cachetools import TTLCache
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
 from seasons.models import Board, ScoreOperator, Season, SeasonState
+from seasons.scoring import MAX_POINTS, composite_sql
+from seasons.selectors import DEFAULT_BOARD
 
+from . import metrics, outbox
 from .models import Player
 
-DEFAULT_BOARD = "global"
 # The advisory lock that orders bans against results being written (any fixed 64-bit number).
 BANS_LOCK = 7_466_921_042
+
+# Boards by slug, reused for LEADERBOARD_SEASON_CACHE_SECONDS: a board's rules and limits
+# change rarely, and every request needs them. Bounded, so a flood of slugs cannot grow it.
+_boards_cache: TTLCache[str, Board] | None = None
+_boards_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +62,16 @@ class _Item:
     index: int
     result: ResultIn
     board: Board
-    season: Season
+    # None when no season takes the result now; `refusal` says why, and stands unless the
+    # result turns out to be stored already (a retry is a duplicate whatever the clock says).
+    season: Season | None
     ended_at: datetime
+    refusal: Conflict | None = None
+
+    @property
+    def key(self) -> tuple[int, str, str]:
+        """What makes a result unique: a match counts once per board and player."""
+        return (self.board.id, self.result.match_id, self.result.player_id)
 
 
 def _at(index: int, batch: bool) -> dict[str, int] | None:
@@ -65,6 +82,31 @@ def _where(index: int, batch: bool) -> str:
     return f"Item {index}: " if batch else ""
 
 
+def _boards(slugs: set[str]) -> dict[str, Board]:
+    global _boards_cache
+    ttl = settings.LEADERBOARD_SEASON_CACHE_SECONDS
+    with _boards_lock:
+        if _boards_cache is None and ttl > 0:
+            _boards_cache = TTLCache(maxsize=1024, ttl=ttl)
+        cache = _boards_cache if ttl > 0 else None
+        found = {slug: cache[slug] for slug in slugs if cache is not None and slug in cache}
+    missing = slugs - found.keys()
+    if missing:
+        loaded = {b.slug: b for b in Board.objects.filter(slug__in=missing)}
+        if cache is not None:
+            with _boards_lock:
+                cache.update(loaded)
+        found.update(loaded)
+    return found
+
+
+def boards_forget() -> None:
+    """Drop the boards reused by this process (after an operator changed one, and in tests)."""
+    with _boards_lock:
+        if _boards_cache is not None:
+            _boards_cache.clear()
+
+
 def _resolve(
     results: Sequence[ResultIn],
     now: datetime,
@@ -72,9 +114,9 @@ def _resolve(
     allowed_boards: frozenset[str] | None,
 ) -> list[_Item]:
     """Find each result's board and season, holding a share lock on the seasons so the close job
-    cannot mark one closing while this transaction writes into it."""
-    board_slugs = {r.board or DEFAULT_BOARD for r in results}
-    boards = {b.slug: b for b in Board.objects.filter(slug__in=board_slugs)}
+    cannot mark one closing while this transaction writes into it, and the writers' share of the
+    bans lock (see player_ban), in one round trip."""
+    boards = _boards({r.board or DEFAULT_BOARD for r in results})
     for index, result in enumerate(results):
         slug = result.board or DEFAULT_BOARD
         if slug not in boards:
@@ -102,13 +144,13 @@ def _resolve(
     seasons = list(
         Season.objects.raw(
             """
-            SELECT * FROM seasons_season
+            SELECT *, pg_advisory_xact_lock_shared(%s) AS bans_lock FROM seasons_season
             WHERE board_id = ANY(%s)
               AND (slug = ANY(%s) OR (starts_at <= %s AND ends_at > %s))
             ORDER BY id
             FOR SHARE
             """,
-            [[b.id for b in boards.values()], list(explicit), max(ended), min(ended)],
+            [BANS_LOCK, [b.id for b in boards.values()], list(explicit), max(ended), min(ended)],
         )
     )
     by_board: dict[int, list[Season]] = defaultdict(list)
@@ -119,6 +161,8 @@ def _resolve(
     for index, (result, ended_at) in enumerate(zip(results, ended, strict=True)):
         board = boards[result.board or DEFAULT_BOARD]
         candidates = by_board[board.id]
+        season: Season | None
+        refusal: Conflict | None = None
         if result.season:
             season = next((s for s in candidates if s.slug == result.season), None)
             if season is None:
@@ -128,7 +172,7 @@ def _resolve(
                     details=_at(index, batch),
                 )
             if not season.holds(ended_at):
-                raise Conflict(
+                refusal = Conflict(
                     f"{_where(index, batch)}the result ended outside season "
                     f"'{season.slug}' ({season.starts_at.isoformat()} to "
                     f"{season.ends_at.isoformat()}).",
@@ -138,19 +182,22 @@ def _resolve(
         else:
             season = next((s for s in candidates if s.holds(ended_at)), None)
             if season is None:
-                raise Conflict(
+                refusal = Conflict(
                     f"{_where(index, batch)}board '{board.slug}' has no season running at "
                     f"{ended_at.isoformat()}.",
                     code="no_active_season",
                     details=_at(index, batch),
                 )
-        if season.state != SeasonState.OPEN or now >= season.accepts_until:
-            raise Conflict(
-                f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
-                code="season_closed",
-                details=_at(index, batch),
-            )
-        items.append(_Item(index, result, board, season, ended_at))
+        if season is not None and refusal is None:
+            if season.state != SeasonState.OPEN or now >= season.accepts_until:
+                refusal = Conflict(
+                    f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
+                    code="season_closed",
+                    details=_at(index, batch),
+                )
+            # The season row came without its board; the cached one is the same row.
+            season.board = board
+        items.append(_Item(index, result, board, None if refusal else season, ended_at, refusal))
     return items
 
 
@@ -174,6 +221,55 @@ _MERGE_SQL = {
                           ELSE t.reached_at END""",
 }
 
+# The players of a request exist once it commits (new ones are created here), and banned
+# players' results are stored uncounted. The bans lock taken in _resolve makes the banned list
+# current: this statement's snapshot is taken after it was granted.
+_INSERT_RESULTS_SQL = """
+WITH new_players AS (
+    INSERT INTO matches_player
+        (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
+    SELECT p, '', '', '', %(now)s, %(now)s FROM unnest(%(players)s::text[]) AS p ORDER BY p
+    ON CONFLICT (player_id) DO NOTHING
+), banned AS (
+    SELECT coalesce(array_agg(player_id), '{}') AS ids FROM matches_player
+    WHERE player_id = ANY(%(players)s) AND banned_at IS NOT NULL
+)
+INSERT INTO matches_matchresult
+    (board_id, season_id, match_id, player_id, points, ended_at, received_at, counted)
+SELECT r.b, r.s, r.m, r.p, r.pts, r.e, %(now)s, r.p <> ALL(banned.ids)
+FROM unnest(%(boards)s::bigint[], %(seasons)s::bigint[], %(matches)s::text[],
+            %(result_players)s::text[], %(points)s::int[], %(ended)s::timestamptz[])
+        AS r(b, s, m, p, pts, e), banned
+ORDER BY r.b, r.m, r.p
+ON CONFLICT (board_id, match_id, player_id) DO NOTHING
+RETURNING board_id, match_id, player_id, counted
+"""
+
+# Upsert the totals, compute each new composite score from the row just written, and put it
+# in the mirror's outbox: one statement, so the mirror never reads the totals back.
+_UPSERT_TOTALS_SQL = """
+WITH contribution AS (
+    SELECT * FROM unnest(%(seasons)s::bigint[], %(players)s::text[], %(points)s::int[],
+                         %(reached)s::timestamptz[], %(starts)s::timestamptz[],
+                         %(lowest_first)s::boolean[])
+        AS c(season_id, player_id, points, reached_at, starts_at, lowest_first)
+), total AS (
+    INSERT INTO matches_playertotal AS t (season_id, player_id, points, reached_at, updated_at)
+    SELECT season_id, player_id, points, reached_at, %(now)s FROM contribution
+    ORDER BY season_id, player_id
+    ON CONFLICT (season_id, player_id) DO UPDATE SET {merge},
+        updated_at = excluded.updated_at
+    RETURNING t.season_id, t.player_id, t.points, t.reached_at
+), pending AS (
+    INSERT INTO matches_pendingstanding (season_id, player_id, composite, changed_at)
+    SELECT total.season_id, total.player_id, {composite}, %(now)s
+    FROM total JOIN contribution USING (season_id, player_id)
+    RETURNING id, season_id, player_id, composite
+)
+SELECT pending.id, pending.season_id, pending.player_id, pending.composite, total.points
+FROM pending JOIN total USING (season_id, player_id)
+"""
+
 
 def _rule(board: Board) -> str:
     if board.score_operator == ScoreOperator.SUM:
@@ -181,19 +277,12 @@ def _rule(board: Board) -> str:
     return "best_lowest" if board.lowest_first else "best_highest"
 
 
-def _better(rule: str, a: int, b: int) -> int:
-    if rule == "sum":
-        return a + b
-    return min(a, b) if rule == "best_lowest" else max(a, b)
-
-
 def _contribution(rule: str, items: list[_Item]) -> tuple[int, datetime]:
     """What a request's new results for one player add to the total, and when it was reached."""
     if rule == "sum":
         return sum(i.result.points for i in items), max(i.ended_at for i in items)
-    best = items[0].result.points
-    for item in items[1:]:
-        best = _better(rule, best, item.result.points)
+    points = [i.result.points for i in items]
+    best = min(points) if rule == "best_lowest" else max(points)
     return best, min(i.ended_at for i in items if i.result.points == best)
 
 
@@ -207,9 +296,6 @@ def results_record(
 
     `allowed_boards` limits the boards the posting game server may write to (None: all).
     """
-    from leaderboards.metrics import RESULTS_ACCEPTED
-    from leaderboards.tasks import queue_mirror
-
     now = timezone.now()
     skew = timedelta(seconds=settings.RESULT_CLOCK_SKEW_SECONDS)
     for index, result in enumerate(results):
@@ -220,15 +306,15 @@ def results_record(
             )
     try:
         with transaction.atomic():
-            outcomes, total_ids = _record(results, now, batch, allowed_boards)
-            if total_ids:
-                transaction.on_commit(lambda: queue_mirror(total_ids))
+            outcomes, changes = _record(results, now, batch, allowed_boards)
+            if changes:
+                transaction.on_commit(lambda: outbox.standings_committed(changes))
             accepted = sum(1 for outcome in outcomes if outcome.status == "accepted")
-            transaction.on_commit(lambda: RESULTS_ACCEPTED.inc(accepted))
+            transaction.on_commit(lambda: metrics.RESULTS_ACCEPTED.inc(accepted))
     except IntegrityError as exc:
         if "total_points_in_range" in str(exc):
             raise Conflict(
-                f"A player's season total may not pass {2**29 - 1}.",
+                f"A player's season total may not pass {MAX_POINTS}.",
                 code="total_limit_exceeded",
             ) from exc
         raise
@@ -240,131 +326,71 @@ def _record(
     now: datetime,
     batch: bool,
     allowed_boards: frozenset[str] | None,
-) -> tuple[list[ResultOutcome], list[int]]:
+) -> tuple[list[ResultOutcome], list[outbox.StandingChange]]:
     items = _resolve(results, now, batch, allowed_boards)
 
-    # The same (season, match, player) twice in one request: the first one counts.
+    # The same (board, match, player) twice in one request: the first one counts.
     first_of: dict[tuple[int, str, str], _Item] = {}
-    repeats: list[_Item] = []
     for item in items:
-        key = (item.season.id, item.result.match_id, item.result.player_id)
-        if key in first_of:
-            if first_of[key].result.points != item.result.points:
-                raise Conflict(
-                    f"{_where(item.index, batch)}match '{item.result.match_id}' already has a "
-                    f"different result for player '{item.result.player_id}' in this request.",
-                    code="conflict",
-                    details=_at(item.index, batch),
-                )
-            repeats.append(item)
-        else:
-            first_of[key] = item
-    unique = sorted(first_of.items())
+        if item.key not in first_of:
+            first_of[item.key] = item
+        elif first_of[item.key].result.points != item.result.points:
+            raise Conflict(
+                f"{_where(item.index, batch)}match '{item.result.match_id}' already has a "
+                f"different result for player '{item.result.player_id}' in this request.",
+                code="conflict",
+                details=_at(item.index, batch),
+            )
+    # Sorted keys everywhere: concurrent requests lock rows in one order, so never deadlock.
+    unique = sorted((key, item) for key, item in first_of.items() if item.season is not None)
 
     with connection.cursor() as cursor:
-        # Sorted keys everywhere: concurrent batches lock rows in one order, so never deadlock.
-        player_ids = sorted({k[2] for k, _ in unique})
-        cursor.execute(
-            "INSERT INTO matches_player (player_id, display_name, avatar_url, ban_reason,"
-            " created_at, updated_at) SELECT p, '', '', '', %s, %s FROM unnest(%s::text[]) AS p"
-            " ORDER BY p ON CONFLICT (player_id) DO NOTHING",
-            [now, now, player_ids],
-        )
-        # Writers share one advisory lock that a ban takes exclusively: a ban waits for the
-        # results in flight, and results posted after it see it. (Share-locking each player's
-        # row did the same at the cost of a row lock, written to disk, per result.) Banned
-        # players' results are stored but not counted.
-        cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", [BANS_LOCK])
-        cursor.execute(
-            "SELECT player_id FROM matches_player"
-            " WHERE player_id = ANY(%s) AND banned_at IS NOT NULL",
-            [player_ids],
-        )
-        banned = {row[0] for row in cursor.fetchall()}
-        cursor.execute(
-            """
-            INSERT INTO matches_matchresult
-                (season_id, match_id, player_id, points, ended_at, received_at, counted)
-            SELECT s, m, p, pts, e, %s, NOT (p = ANY(%s::text[]))
-            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::int[], %s::timestamptz[])
-                AS r(s, m, p, pts, e)
-            ORDER BY s, m, p
-            ON CONFLICT (season_id, match_id, player_id) DO NOTHING
-            RETURNING season_id, match_id, player_id
-            """,
-            [
-                now,
-                sorted(banned),
-                [k[0] for k, _ in unique],
-                [k[1] for k, _ in unique],
-                [k[2] for k, _ in unique],
-                [i.result.points for _, i in unique],
-                [i.ended_at for _, i in unique],
-            ],
-        )
-        inserted = {(row[0], row[1], row[2]) for row in cursor.fetchall()}
-        already = [k for k, _ in unique if k not in inserted]
-        if already:
+        inserted: dict[tuple[int, str, str], bool] = {}
+        if unique:
             cursor.execute(
-                """
-                SELECT season_id, match_id, player_id, points FROM matches_matchresult
-                WHERE (season_id, match_id, player_id) IN (
-                    SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[]))
-                """,
-                [[k[0] for k in already], [k[1] for k in already], [k[2] for k in already]],
+                _INSERT_RESULTS_SQL,
+                {
+                    "now": now,
+                    "players": sorted({key[2] for key, _ in unique}),
+                    "boards": [key[0] for key, _ in unique],
+                    "seasons": [item.season.id for _, item in unique],  # type: ignore[union-attr]
+                    "matches": [key[1] for key, _ in unique],
+                    "result_players": [key[2] for key, _ in unique],
+                    "points": [item.result.points for _, item in unique],
+                    "ended": [item.ended_at for _, item in unique],
+                },
             )
-            stored = {(r[0], r[1], r[2]): r[3] for r in cursor.fetchall()}
-            for key in already:
-                item = first_of[key]
-                if stored.get(key) != item.result.points:
-                    raise Conflict(
-                        f"{_where(item.index, batch)}match '{item.result.match_id}' already has "
-                        f"a different result ({stored.get(key)} points) for player "
-                        f"'{item.result.player_id}'.",
-                        code="conflict",
-                        details=_at(item.index, batch),
-                    )
+            inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
+        stored = _stored_results(
+            cursor, [key for key in sorted(first_of) if key not in inserted], first_of, batch
+        )
 
-        # Each player's contribution from the results this request really inserted.
+        # Each player's contribution from the counted results this request really inserted.
         new_by_player: dict[tuple[int, str], list[_Item]] = defaultdict(list)
         for key, item in unique:
-            if key in inserted and key[2] not in banned:
-                new_by_player[(key[0], key[2])].append(item)
+            if inserted.get(key):
+                new_by_player[(item.season.id, key[2])].append(item)  # type: ignore[union-attr]
         totals: dict[tuple[int, str], int] = {}
-        total_ids: list[int] = []
-        by_rule: dict[str, list[tuple[tuple[int, str], int, datetime]]] = defaultdict(list)
-        for (season_id, player_id), player_items in sorted(new_by_player.items()):
+        changes: list[outbox.StandingChange] = []
+        by_rule: dict[str, list[tuple[tuple[int, str], int, datetime, _Item]]] = defaultdict(list)
+        for player_key, player_items in sorted(new_by_player.items()):
             rule = _rule(player_items[0].board)
             points, reached_at = _contribution(rule, player_items)
-            by_rule[rule].append(((season_id, player_id), points, reached_at))
+            if points > MAX_POINTS:
+                raise Conflict(
+                    f"A player's season total may not pass {MAX_POINTS}.",
+                    code="total_limit_exceeded",
+                    details=_at(player_items[-1].index, batch),
+                )
+            by_rule[rule].append((player_key, points, reached_at, player_items[0]))
         for rule, rows in by_rule.items():
-            cursor.execute(
-                f"""
-                INSERT INTO matches_playertotal AS t
-                    (season_id, player_id, points, reached_at, version, mirrored_version,
-                     updated_at)
-                SELECT s, p, pts, r, 1, 0, %s
-                FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::timestamptz[])
-                    AS c(s, p, pts, r)
-                ORDER BY s, p
-                ON CONFLICT (season_id, player_id) DO UPDATE SET {_MERGE_SQL[rule]},
-                    version = t.version + 1,
-                    updated_at = excluded.updated_at
-                RETURNING id, season_id, player_id, points
-                """,  # noqa: S608 - the merge clause comes from a fixed table above
-                [
-                    now,
-                    [row[0][0] for row in rows],
-                    [row[0][1] for row in rows],
-                    [row[1] for row in rows],
-                    [row[2] for row in rows],
-                ],
-            )
-            for total_id, season_id, player_id, points in cursor.fetchall():
-                totals[(season_id, player_id)] = points
-                total_ids.append(total_id)
+            changes.extend(_upsert_totals(cursor, rule, rows, now, totals))
 
-        missing = sorted({(i.season.id, i.result.player_id) for i in items} - totals.keys())
+        # Where each item stands: its own season, or for a duplicate the stored result's.
+        season_of = {item.index: _season_of(first_of[item.key], inserted, stored) for item in items}
+        missing = sorted(
+            {(season_of[i.index][0], i.result.player_id) for i in items} - totals.keys()
+        )
         if missing:
             cursor.execute(
                 """
@@ -377,22 +403,115 @@ def _record(
             for season_id, player_id, points in cursor.fetchall():
                 totals[(season_id, player_id)] = points
 
-    return _outcomes(items, inserted, totals, first_of), total_ids
+    accepted = {item.index for key, item in first_of.items() if key in inserted}
+    return _outcomes(items, accepted, totals, season_of), changes
+
+
+def _season_of(
+    first: _Item,
+    inserted: dict[tuple[int, str, str], bool],
+    stored: dict[tuple[int, str, str], tuple[int, str]],
+) -> tuple[int, str]:
+    if first.key in inserted and first.season is not None:
+        return first.season.id, first.season.slug
+    return stored[first.key]
+
+
+def _stored_results(
+    cursor: object,
+    keys: list[tuple[int, str, str]],
+    first_of: dict[tuple[int, str, str], _Item],
+    batch: bool,
+) -> dict[tuple[int, str, str], tuple[int, str]]:
+    """For results not inserted: the stored result makes a duplicate when its points agree (in
+    whatever season it was stored), a conflict otherwise; with none stored, the item's refusal
+    stands. Returns each duplicate's (season id, season slug)."""
+    if not keys:
+        return {}
+    cursor.execute(  # type: ignore[attr-defined]
+        """
+        SELECT r.board_id, r.match_id, r.player_id, r.points, s.id, s.slug
+        FROM matches_matchresult r JOIN seasons_season s ON s.id = r.season_id
+        WHERE (r.board_id, r.match_id, r.player_id) IN (
+            SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[]))
+        """,
+        [[k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]],
+    )
+    found = {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in cursor.fetchall()}  # type: ignore[attr-defined]
+    seasons: dict[tuple[int, str, str], tuple[int, str]] = {}
+    for key in keys:
+        item = first_of[key]
+        if key not in found:
+            if item.refusal is not None:
+                raise item.refusal
+            # ON CONFLICT skipped it, so a committed row exists and this statement sees it.
+            raise RuntimeError(f"result {key} neither inserted nor stored")
+        points, season_id, season_slug = found[key]
+        if points != item.result.points:
+            raise Conflict(
+                f"{_where(item.index, batch)}match '{item.result.match_id}' already has "
+                f"a different result ({points} points) for player "
+                f"'{item.result.player_id}'.",
+                code="conflict",
+                details=_at(item.index, batch),
+            )
+        seasons[key] = (season_id, season_slug)
+    return seasons
+
+
+def _upsert_totals(
+    cursor: object,
+    rule: str,
+    rows: list[tuple[tuple[int, str], int, datetime, _Item]],
+    now: datetime,
+    totals: dict[tuple[int, str], int],
+) -> list[outbox.StandingChange]:
+    """Merge the contributions of one rule into the totals; returns the new standings."""
+    sql = _UPSERT_TOTALS_SQL.format(
+        merge=_MERGE_SQL[rule],
+        composite=composite_sql(
+            points="total.points",
+            reached_at="total.reached_at",
+            starts_at="contribution.starts_at",
+            lowest_first="contribution.lowest_first",
+        ),
+    )
+    cursor.execute(  # type: ignore[attr-defined]
+        sql,
+        {
+            "now": now,
+            "seasons": [key[0] for key, _, _, _ in rows],
+            "players": [key[1] for key, _, _, _ in rows],
+            "points": [points for _, points, _, _ in rows],
+            "reached": [reached_at for _, _, reached_at, _ in rows],
+            "starts": [item.season.starts_at for _, _, _, item in rows],
+            "lowest_first": [item.board.lowest_first for _, _, _, item in rows],
+        },
+    )
+    worsening = {
+        season_id: rule == "sum" and item.board.lowest_first for (season_id, _), _, _, item in rows
+    }
+    changes = []
+    for pending_id, season_id, player_id, composite, points in cursor.fetchall():  # type: ignore[attr-defined]
+        totals[(season_id, player_id)] = points
+        changes.append(
+            outbox.StandingChange(pending_id, season_id, player_id, composite, worsening[season_id])
+        )
+    return changes
 
 
 def _outcomes(
     items: list[_Item],
-    inserted: set[tuple[int, str, str]],
+    accepted: set[int],
     totals: dict[tuple[int, str], int],
-    first_of: dict[tuple[int, str, str], _Item],
+    season_of: dict[int, tuple[int, str]],
 ) -> list[ResultOutcome]:
     """One outcome per item, in request order. On sum boards an accepted result reports the
     player's running total right after it; otherwise the total once the request committed."""
-    accepted = {item.index for key, item in first_of.items() if key in inserted}
     later_points: dict[tuple[int, str], int] = defaultdict(int)
     total_after: dict[int, int] = {}
     for item in reversed(items):
-        player_key = (item.season.id, item.result.player_id)
+        player_key = (season_of[item.index][0], item.result.player_id)
         total = totals.get(player_key, 0)
         if item.index in accepted and _rule(item.board) == "sum":
             total_after[item.index] = total - later_points[player_key]
@@ -405,7 +524,7 @@ def _outcomes(
             match_id=item.result.match_id,
             player_id=item.result.player_id,
             board=item.board.slug,
-            season=item.season.slug,
+            season=season_of[item.index][1],
             points=item.result.points,
             total_points=total_after[item.index],
             ended_at=item.ended_at,
@@ -440,8 +559,6 @@ def player_upsert(
 def player_ban(*, player_id: str, reason: str = "") -> Player:
     """Ban a cheater: off every live board now, out of archives made from now on; results they
     post are stored but not counted. Waits for results of theirs already in flight."""
-    from leaderboards.tasks import refresh_player_standings
-
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BANS_LOCK])
@@ -450,20 +567,18 @@ def player_ban(*, player_id: str, reason: str = "") -> Player:
             player.banned_at = timezone.now()
             player.ban_reason = reason
             player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
-        transaction.on_commit(lambda: refresh_player_standings.delay(player_id))
+        transaction.on_commit(lambda: outbox.player_committed(player_id))
     return player
 
 
 def player_unban(*, player_id: str) -> Player:
     """Lift a ban: the player's standing returns exactly as PostgreSQL has it (results posted
     during the ban stay uncounted)."""
-    from leaderboards.tasks import refresh_player_standings
-
     with transaction.atomic():
         player = Player.objects.select_for_update().get(player_id=player_id)
         if player.banned_at is not None:
             player.banned_at = None
             player.ban_reason = ""
             player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
-        transaction.on_commit(lambda: refresh_player_standings.delay(player_id))
+        transaction.on_commit(lambda: outbox.player_committed(player_id))
     return player

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 
 from leaderboards import store
-from leaderboards.scoring import points_of
-from matches.models import PlayerTotal
+from matches.models import MatchResult
 from seasons.models import Season, SeasonState
+from seasons.scoring import points_of
 
 from .models import RankSample
 
@@ -50,15 +50,20 @@ def rank_samples_take(*, now: datetime | None = None) -> int:
     ).select_related("board")
     taken = 0
     for season in seasons:
-        taken += _sample_season(season, instant=instant, since=since)
+        try:
+            taken += _sample_season(season, instant=instant, since=since)
+        except Exception:
+            logger.exception("sampling the ranks of season %s failed", season.pk)
     return taken
 
 
 def _sample_season(season: Season, *, instant: datetime, since: datetime) -> int:
+    # Who played: read from the results' arrival times (a BRIN index), since no index on the
+    # totals may cover a column that changes (see matches.models.PlayerTotal).
     player_ids = list(
-        PlayerTotal.objects.filter(season=season, updated_at__gte=since)
-        .order_by("-updated_at")
-        .values_list("player_id", flat=True)[:MAX_PLAYERS_PER_SEASON]
+        MatchResult.objects.filter(season=season, received_at__gte=since)
+        .values_list("player_id", flat=True)
+        .distinct()[:MAX_PLAYERS_PER_SEASON]
     )
     lowest_first = season.board.lowest_first
     taken = 0

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from config.errors import NotFound
 from leaderboards.selectors import leaderboard_top, player_around, player_standing
-from matches.models import PLAYER_ID_PATTERN, Player
+from matches.models import PLAYER_ID_CHARACTERS, Player
 from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.selectors import boards_list, player_history, season_for_read, seasons_list
 
@@ -26,7 +26,7 @@ PAGE_SIZE = 100
 # Players shown above and below a player on their page.
 AROUND = 5
 
-_player_id = re.compile(PLAYER_ID_PATTERN)
+_player_id = re.compile(PLAYER_ID_CHARACTERS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,10 +25,10 @@ from django.utils import timezone
 
 from config.errors import Conflict
 from leaderboards import live, store
-from leaderboards.scoring import TIME_SLOTS, points_of
-from leaderboards.services import season_rebuild_standings, totals_mirror
-from matches.models import PlayerTotal
+from leaderboards.services import season_rebuild_standings, totals_mirror_pending
+from seasons.scoring import TIME_SLOTS, points_of
 
+from .locks import SeasonBusy, season_job
 from .models import Season, SeasonState
 
 logger = logging.getLogger(__name__)
@@ -57,8 +57,18 @@ def season_close(
     now: datetime | None = None,
     on_progress: Progress | None = None,
 ) -> Season:
-    """Close a season (or finish closing it). `force` closes before the grace period is over."""
+    """Close a season (or finish closing it). `force` closes before the grace period is over.
+
+    One runner per season: while another worker closes or rebuilds it, raises SeasonBusy.
+    """
     now = now or timezone.now()
+    with season_job(season.pk):
+        return _season_close(season=season, force=force, now=now, on_progress=on_progress)
+
+
+def _season_close(
+    *, season: Season, force: bool, now: datetime, on_progress: Progress | None
+) -> Season:
     with transaction.atomic():
         season = Season.objects.select_for_update().select_related("board").get(pk=season.pk)
         if season.state == SeasonState.CLOSED:
@@ -109,12 +119,9 @@ def season_close(
 
 
 def _mirror_pending(season: Season) -> None:
-    pending = list(
-        PlayerTotal.objects.filter(season=season, mirrored_version__lt=F("version")).values_list(
-            "id", flat=True
-        )
-    )
-    totals_mirror(total_ids=pending)
+    """Every standing of the season still in the mirror's outbox goes to its ZSET now."""
+    while totals_mirror_pending(season=season, older_than=timedelta(0)):
+        pass
 
 
 def _snapshot(season: Season, on_progress: Progress | None) -> int:
@@ -223,7 +230,11 @@ def _award(season: Season, now: datetime) -> int:
 
 
 def seasons_close_due(*, now: datetime | None = None) -> list[int]:
-    """Close every season whose grace period is over; returns their ids."""
+    """Close every season whose grace period is over; returns the ids closed by this run.
+
+    Each season on its own: one that fails (or that another worker is closing) does not hold
+    back the others; the next run takes it up again where it stopped.
+    """
     now = now or timezone.now()
     due = list(
         Season.objects.exclude(state=SeasonState.CLOSED)
@@ -231,9 +242,17 @@ def seasons_close_due(*, now: datetime | None = None) -> list[int]:
         .order_by("ends_at")
         .values_list("id", flat=True)
     )
+    closed = []
     for season_id in due:
-        season_close(season=Season.objects.get(pk=season_id), now=now)
-    return due
+        try:
+            season_close(season=Season.objects.get(pk=season_id), now=now)
+        except SeasonBusy:
+            logger.info("season %s is being closed by another worker", season_id)
+        except Exception:
+            logger.exception("closing season %s failed; the next run resumes it", season_id)
+        else:
+            closed.append(season_id)
+    return closed
 
 
 def closed_standings_remove_expired(*, now: datetime | None = None) -> int:

@@ -12,8 +12,10 @@ from django.db import models
 from django.db.models import F, Func, Q
 from django.utils import timezone
 
-# A season's window must fit the 24 low bits of the composite score (see leaderboards/scoring.py).
-MAX_SEASON_SECONDS = 2**24 - 1
+from .scoring import TIME_SLOTS
+
+# A season's window must fit the 24 low bits of the composite score (see seasons/scoring.py).
+MAX_SEASON_SECONDS = TIME_SLOTS - 1
 
 slug_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9_-]{0,63}$",

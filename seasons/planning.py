@@ -7,6 +7,7 @@ database constraint), so two beats or two workers never create the same season t
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -15,6 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from .models import MAX_SEASON_SECONDS, Board, ScheduleKind, Season
+
+logger = logging.getLogger(__name__)
 
 
 def schedule_window(board: Board, moment: datetime) -> tuple[datetime, datetime]:
@@ -100,6 +103,13 @@ def board_seasons_plan(*, board: Board, now: datetime | None = None) -> list[Sea
 def seasons_plan_all(*, now: datetime | None = None) -> int:
     """Plan every scheduled board; returns how many boards were planned."""
     boards = Board.objects.exclude(schedule=ScheduleKind.NONE)
+    planned = 0
     for board in boards:
-        board_seasons_plan(board=board, now=now)
-    return len(boards)
+        # One board whose schedule cannot be planned must not stop the others.
+        try:
+            board_seasons_plan(board=board, now=now)
+        except Exception:
+            logger.exception("planning the seasons of board %s failed", board.slug)
+        else:
+            planned += 1
+    return planned

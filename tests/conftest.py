@@ -11,7 +11,9 @@ from rest_framework.test import APIClient
 
 from leaderboards import selectors as leaderboard_selectors
 from leaderboards import store
+from matches import services as match_services
 from matches.models import GameServer
+from matches.permissions import verified_keys_forget
 from seasons import selectors as season_selectors
 from seasons.models import Season
 
@@ -23,6 +25,8 @@ def _clean_redis() -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
     leaderboard_selectors._top_cache.clear()
     season_selectors._season_cache.clear()
+    match_services.boards_forget()
+    verified_keys_forget()
     yield
     store.delete_prefixed_keys()
     cache.delete_pattern("*")

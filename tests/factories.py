@@ -47,6 +47,7 @@ class MatchResultFactory(factory.django.DjangoModelFactory):
         model = MatchResult
 
     season = factory.SubFactory(SeasonFactory)
+    board = factory.SelfAttribute("season.board")
     player = factory.SubFactory(PlayerFactory)
     match_id = factory.Sequence(lambda n: f"m{n}")
     points = 10

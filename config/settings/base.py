@@ -110,6 +110,9 @@ LEADERBOARD_TOP_CACHE_SECONDS = env.float("LEADERBOARD_TOP_CACHE_SECONDS", defau
 READY_MAX_MIRROR_LAG_SECONDS = env.float("READY_MAX_MIRROR_LAG_SECONDS", default=5.0)
 # How long a request's board and season lookup may be reused by the same process.
 LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS", default=1.0)
+# How long a web process reuses a verified game-server key and its boards (a revoked key stops
+# working within this time).
+GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)
 # How long a player's display name and avatar stay in the profile cache.
 PROFILE_CACHE_SECONDS = env.int("PROFILE_CACHE_SECONDS", default=300)
 # A result's ended_at may lie this many seconds in the future (game-server clock skew).
@@ -118,6 +121,19 @@ RESULT_CLOCK_SKEW_SECONDS = env.int("RESULT_CLOCK_SKEW_SECONDS", default=5)
 DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3600)
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
+# (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
+# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result.
+CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
+CELERY_TASK_ROUTES = {
+    task: {"queue": CELERY_LONG_JOBS_QUEUE}
+    for task in (
+        "seasons.tasks.close_due_seasons",
+        "seasons.tasks.close_season",
+        "leaderboards.tasks.rebuild_season",
+        "leaderboards.tasks.reconcile",
+    )
+}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"

@@ -23,6 +23,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LEADERBOARD_TOP_CACHE_SECONDS = 0.0
 LEADERBOARD_SEASON_CACHE_SECONDS = 0.0
+GAME_SERVER_KEY_CACHE_SECONDS = 0.0
 
 # The channel layer's keys follow this run's prefix too.
 CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"{LEADERBOARD_KEY_PREFIX}asgi:"

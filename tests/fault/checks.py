@@ -17,7 +17,7 @@ import redis
 from django.test import override_settings
 
 from leaderboards import store
-from leaderboards.scoring import composite_for
+from seasons.scoring import composite_for
 
 from .load import ResultKey
 
@@ -88,10 +88,8 @@ def standings_problems(conn: psycopg.Connection, r: redis.Redis, prefix: str) ->
 
 
 def unmirrored(conn: psycopg.Connection) -> int:
-    """Totals whose newest version the mirror has not recorded as written."""
-    row = conn.execute(
-        "SELECT count(*) FROM matches_playertotal WHERE mirrored_version < version"
-    ).fetchone()
+    """Standings committed that the mirror has not written yet (its outbox)."""
+    row = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()
     assert row is not None
     return int(row[0])
 

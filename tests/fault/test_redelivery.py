@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from seasons.scoring import composite_sql
+
 from .deployment import Deployment
 from .load import Answer, Body, GameServer, Ledger, Results
 from .procs import Timeout, wait_until
@@ -20,7 +22,23 @@ pytestmark = pytest.mark.fault
 
 ROUNDS = 20
 DELIVERIES = 150
-MIRROR_TASK = "leaderboards.tasks.mirror_totals"
+MIRROR_TASK = "leaderboards.tasks.mirror_standings"
+# Messages as the write path queues them, built from the totals as they are now: sent again
+# later, they carry standings that newer results have since passed. Outbox id 0 is no row.
+STANDINGS_NOW = f"""
+SELECT 0, t.season_id, t.player_id,
+       {
+    composite_sql(
+        points="t.points",
+        reached_at="t.reached_at",
+        starts_at="s.starts_at",
+        lowest_first="b.sort_order = 'lowest_first'",
+    )
+},
+       b.score_operator = 'sum' AND b.sort_order = 'lowest_first'
+FROM matches_playertotal t
+JOIN seasons_season s ON s.id = t.season_id JOIN seasons_board b ON b.id = s.board_id
+"""
 
 
 def _post_at_barrier(server: GameServer, body: Body, barrier: threading.Barrier) -> Answer:
@@ -38,7 +56,7 @@ def _post_at_barrier(server: GameServer, body: Body, barrier: threading.Barrier)
 
 
 class MirrorDeliveries(threading.Thread):
-    """Sends mirror tasks for random sets of totals to the worker, each message three times
+    """Sends mirror tasks for random sets of standings to the worker, each message three times
     under one task id (as a redelivery does) and with countdowns that make the worker run them
     in another order than they were sent; goes on until stopped and `DELIVERIES` are out."""
 
@@ -62,10 +80,12 @@ class MirrorDeliveries(threading.Thread):
                     time.monotonic() < deadline
                 ):
                     time.sleep(0.01)
-                    ids = [row[0] for row in conn.execute("SELECT id FROM matches_playertotal")]
-                    if not ids:
+                    standings = [list(row) for row in conn.execute(STANDINGS_NOW)]
+                    if not standings:
                         continue
-                    subset = self.random.sample(ids, self.random.randint(1, min(len(ids), 40)))
+                    subset = self.random.sample(
+                        standings, self.random.randint(1, min(len(standings), 40))
+                    )
                     task_id = str(uuid.uuid4())
                     for _ in range(3):
                         celery.send_task(

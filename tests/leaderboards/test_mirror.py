@@ -3,23 +3,16 @@
 from datetime import timedelta
 
 import pytest
-from django.db.models import F
+from django.utils import timezone
 
 from leaderboards import services, store
-from leaderboards.scoring import composite_for
-from matches.models import PlayerTotal
+from matches import services as match_services
+from matches.models import PendingStanding, PlayerTotal
+from seasons.scoring import composite_for
 from tests.factories import BoardFactory, PlayerTotalFactory, SeasonFactory
+from tests.mirroring import expected_composite, mirror_totals
 
 pytestmark = pytest.mark.django_db
-
-
-def expected_composite(total: PlayerTotal) -> int:
-    return composite_for(
-        points=total.points,
-        reached_at=total.reached_at,
-        season_starts_at=total.season.starts_at,
-        lowest_first=total.season.board.lowest_first,
-    )
 
 
 def test_a_crash_between_commit_and_mirror_is_repaired_by_the_sweep(server, season):
@@ -28,35 +21,43 @@ def test_a_crash_between_commit_and_mirror_is_repaired_by_the_sweep(server, seas
     server.post("/api/v1/scores", {"player_id": "p2", "points": 9, "match_id": "m1"}, format="json")
     assert store.board_size(season.id) == 0
     assert services.mirror_lag_seconds() >= 0
-    assert PlayerTotal.objects.filter(mirrored_version__lt=F("version")).count() == 2
+    assert PendingStanding.objects.count() == 2
+    # the sweep leaves standings this young to the tasks queued for them
+    assert services.totals_mirror_pending() == 0
 
-    # when
-    mirrored = services.totals_mirror_pending()
+    # when: the sweep runs once they are older
+    mirrored = services.totals_mirror_pending(older_than=timedelta(0))
 
     # then
     assert mirrored == 2
     assert store.scores_of(season.id, ["p1", "p2"]) == [
         expected_composite(t) for t in PlayerTotal.objects.order_by("player_id")
     ]
-    assert PlayerTotal.objects.filter(mirrored_version__lt=F("version")).count() == 0
-    assert services.totals_mirror_pending() == 0
+    assert PendingStanding.objects.count() == 0
+    assert services.totals_mirror_pending(older_than=timedelta(0)) == 0
     assert services.mirror_lag_seconds() == 0.0
 
 
-def test_redelivered_mirror_tasks_change_nothing(post_scores, season):
-    post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
+def test_redelivered_mirror_tasks_change_nothing(
+    server, season, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as mirror:
+        server.post(
+            "/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json"
+        )
     total = PlayerTotal.objects.get()
-    before = store.scores_of(season.id, ["p1"])
 
     for _ in range(5):
-        services.totals_mirror(total_ids=[total.id])
+        for callback in mirror:
+            callback()
 
-    assert store.scores_of(season.id, ["p1"]) == before == [expected_composite(total)]
+    assert store.scores_of(season.id, ["p1"]) == [expected_composite(total)]
+    assert PendingStanding.objects.count() == 0
 
 
 def test_an_older_standing_arriving_late_never_moves_a_score_back(season):
     total = PlayerTotalFactory(season=season, points=50)
-    services.totals_mirror(total_ids=[total.id])
+    mirror_totals([total])
     newest = store.scores_of(season.id, [total.player_id])[0]
 
     # A slow task that read the total when it was 20 writes after the newer one.
@@ -122,7 +123,7 @@ def test_the_rebuild_agrees_with_the_mirror(season):
         for s in (season, runs)
         for points, offset in ((10, 5), (10, 3), (99, 86_000), (1, 0))
     ]
-    services.totals_mirror(total_ids=[t.id for t in totals])
+    mirror_totals(totals)
     mirrored = {s.id: store.read_page(s.id, offset=0, limit=10)[1] for s in (season, runs)}
 
     for s in (season, runs):
@@ -151,3 +152,137 @@ def test_rebuilding_an_empty_season_removes_its_key(season):
 
     assert services.season_rebuild_standings(season=season) == 0
     assert not store.standings_exist(season.id)
+
+
+@pytest.mark.parametrize("score_operator", ["sum", "best"])
+@pytest.mark.parametrize("sort_order", ["highest_first", "lowest_first"])
+def test_the_write_path_computes_the_same_composite_as_python(
+    post_scores, db, score_operator, sort_order
+):
+    # given: a board of each rule, and results reached at different moments of the season
+    season = SeasonFactory(
+        board=BoardFactory(slug="b", score_operator=score_operator, sort_order=sort_order)
+    )
+    for match, (player, points, seconds) in enumerate(
+        [("p1", 30, 0), ("p1", 20, 3601), ("p2", 7, 59.9), ("p3", 536_870_000, 86_399)]
+    ):
+        ended_at = season.starts_at + timedelta(seconds=seconds)
+        post_scores(
+            {
+                "player_id": player,
+                "points": points,
+                "match_id": f"m{match}",
+                "board": "b",
+                "ended_at": ended_at.isoformat(),
+            }
+        )
+
+    # then: the score each total stands for, computed in SQL, is what Python computes
+    totals = list(PlayerTotal.objects.filter(season=season).order_by("player_id"))
+    assert store.scores_of(season.id, [t.player_id for t in totals]) == [
+        expected_composite(t) for t in totals
+    ]
+
+
+def test_a_ban_between_commit_and_mirror_keeps_the_player_off_the_board(
+    server, season, django_capture_on_commit_callbacks
+):
+    # given: a result committed, its mirror task not run yet
+    with django_capture_on_commit_callbacks(execute=False) as mirror:
+        server.post(
+            "/api/v1/scores", {"player_id": "cheat", "points": 5, "match_id": "m1"}, format="json"
+        )
+    # when: the player is banned (its refresh runs), then the late mirror task runs
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.player_ban(player_id="cheat", reason="aimbot")
+    for callback in mirror:
+        callback()
+
+    # then: not on the board, and nothing left pending that would stall readiness
+    assert store.scores_of(season.id, ["cheat"]) == [None]
+    assert PendingStanding.objects.count() == 0
+    assert services.mirror_lag_seconds() == 0.0
+
+
+def test_pending_standings_of_banned_players_are_swept_away(server, season):
+    # given: a result committed whose task was lost, then a ban
+    server.post(
+        "/api/v1/scores", {"player_id": "cheat", "points": 5, "match_id": "m1"}, format="json"
+    )
+    match_services.player_ban(player_id="cheat")
+
+    # when
+    services.totals_mirror_pending(older_than=timedelta(0))
+
+    # then
+    assert store.scores_of(season.id, ["cheat"]) == [None]
+    assert PendingStanding.objects.count() == 0
+
+
+def test_a_result_mirrored_during_a_rebuild_survives_the_swap(post_scores, season):
+    # given: a board with one player, and a rebuild that reads PostgreSQL before a new result
+    post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
+    snapshot = list(services._season_composites(season))
+
+    def chunks_then_a_new_result():
+        post_scores({"player_id": "p2", "points": 9, "match_id": "m1"})
+        post_scores({"player_id": "p1", "points": 4, "match_id": "m2"})
+        return iter(snapshot)
+
+    # when
+    size = store.rebuild_standings(season.id, chunks_then_a_new_result)
+
+    # then: the swap kept both the new player and p1's newer total
+    totals = list(PlayerTotal.objects.order_by("player_id"))
+    assert size == 2
+    assert store.scores_of(season.id, ["p1", "p2"]) == [expected_composite(t) for t in totals]
+    assert [t.points for t in totals] == [9, 9]
+
+
+def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
+    post_scores({"player_id": "cheat", "points": 5, "match_id": "m1"})
+    post_scores({"player_id": "p2", "points": 3, "match_id": "m1"})
+    snapshot = list(services._season_composites(season))
+
+    def ban_then_chunks():
+        services_ban("cheat")
+        return iter(snapshot)
+
+    def services_ban(player_id):
+        match_services.player_ban(player_id=player_id)
+        services.player_standings_refresh(player_id=player_id)
+
+    store.rebuild_standings(season.id, ban_then_chunks)
+
+    assert store.scores_of(season.id, ["cheat", "p2"])[0] is None
+    assert store.board_size(season.id) == 1
+
+
+def test_an_unban_puts_the_player_back_as_postgresql_has_them(post_scores, season):
+    post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
+    match_services.player_ban(player_id="p1")
+    services.player_standings_refresh(player_id="p1")
+    assert store.scores_of(season.id, ["p1"]) == [None]
+
+    match_services.player_unban(player_id="p1")
+    services.player_standings_refresh(player_id="p1")
+
+    assert store.scores_of(season.id, ["p1"]) == [expected_composite(PlayerTotal.objects.get())]
+
+
+def test_standings_of_a_closed_season_are_not_written(
+    server, season, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as mirror:
+        server.post(
+            "/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json"
+        )
+    season.state = "closed"
+    season.closed_at = timezone.now()
+    season.save(update_fields=["state", "closed_at"])
+
+    for callback in mirror:
+        callback()
+
+    assert not store.standings_exist(season.id)
+    assert PendingStanding.objects.count() == 0

@@ -1,17 +1,19 @@
 """Reconciliation finds every difference between Redis and PostgreSQL and repairs it."""
 
 import pytest
+from django.utils import timezone
 
 from leaderboards import reconciliation, store
 from leaderboards.models import ReconciliationRun
-from matches.models import Player, PlayerTotal
+from matches.models import PendingStanding, Player, PlayerTotal
 from tests.factories import PlayerTotalFactory
+from tests.mirroring import mirror_totals
 
 pytestmark = pytest.mark.django_db
 
 
 def expected(total):
-    from leaderboards.scoring import composite_for
+    from seasons.scoring import composite_for
 
     return composite_for(
         points=total.points,
@@ -23,19 +25,16 @@ def expected(total):
 
 @pytest.fixture
 def mirrored(season):
-    from leaderboards.services import totals_mirror
-
-    totals = PlayerTotalFactory.create_batch(
-        6, season=season, points=10, version=1, mirrored_version=1
-    )
-    totals_mirror(total_ids=[t.id for t in totals])
+    totals = PlayerTotalFactory.create_batch(6, season=season, points=10)
+    mirror_totals(totals)
     return totals
 
 
 def test_no_drift_in_normal_operation(season, mirrored):
     tally = reconciliation.season_reconcile(season=season)
 
-    assert (tally.checked, tally.drift, tally.fixed) == (12, 0, 0)
+    # the walk checked all six; no results arrived recently, so the recent pass had none
+    assert (tally.checked, tally.drift, tally.fixed) == (6, 0, 0)
     assert set(ReconciliationRun.objects.values_list("kind", "drift")) == {
         ("recent", 0),
         ("walk", 0),
@@ -48,7 +47,6 @@ def test_wrong_missing_stranger_and_banned_entries_are_repaired(season, mirrored
     store.remove_players(season.pk, [missing.player_id])
     store.write_standings([store.StandingWrite(season.pk, "stranger", 2**40)])
     Player.objects.filter(player_id=banned.player_id).update(banned_at=banned.updated_at)
-    PlayerTotal.objects.update(updated_at=banned.updated_at.replace(year=2020))  # walk only
 
     tally = reconciliation.season_reconcile(season=season)
 
@@ -60,7 +58,11 @@ def test_wrong_missing_stranger_and_banned_entries_are_repaired(season, mirrored
 
 
 def test_unmirrored_totals_are_lag_not_drift(season, mirrored):
-    PlayerTotal.objects.filter(pk=mirrored[0].pk).update(points=99, version=2)
+    # a total changed and committed with its outbox row, not mirrored yet
+    PlayerTotal.objects.filter(pk=mirrored[0].pk).update(points=99)
+    PendingStanding.objects.create(
+        season=season, player_id=mirrored[0].player_id, composite=1, changed_at=timezone.now()
+    )
 
     tally = reconciliation.season_reconcile(season=season)
 
@@ -70,7 +72,6 @@ def test_unmirrored_totals_are_lag_not_drift(season, mirrored):
 
 def test_the_walk_resumes_where_it_stopped(season, mirrored, monkeypatch):
     monkeypatch.setattr(reconciliation, "WALK_PAGE", 4)
-    PlayerTotal.objects.update(updated_at=mirrored[0].updated_at.replace(year=2020))
 
     reconciliation.season_reconcile(season=season)
     season.refresh_from_db()
@@ -81,3 +82,43 @@ def test_the_walk_resumes_where_it_stopped(season, mirrored, monkeypatch):
     walks = ReconciliationRun.objects.filter(kind="walk").order_by("started_at", "id")
     assert [w.checked for w in walks] == [4, 2]
     assert season.reconcile_cursor == ""
+
+
+def test_the_recent_pass_checks_the_players_of_the_latest_results(post_scores, season):
+    # given: two players with results, one of them drifted in Redis
+    post_scores({"player_id": "a", "points": 5, "match_id": "m1"})
+    post_scores({"player_id": "b", "points": 7, "match_id": "m1"})
+    store.write_standings([store.StandingWrite(season.pk, "a", 2**50)])
+
+    # when
+    reconciliation.season_reconcile(season=season)
+
+    # then
+    recent = ReconciliationRun.objects.get(kind="recent")
+    assert (recent.checked, recent.drift, recent.fixed) == (2, 1, 1)
+    assert store.scores_of(season.pk, ["a"]) == [expected(PlayerTotal.objects.get(player_id="a"))]
+
+
+def test_a_mirror_write_between_the_two_reads_is_not_drift(season, mirrored, monkeypatch):
+    # given: the mirror writes a player's newer total right after reconciliation read Redis
+    total = mirrored[0]
+    real_scores_of = store.scores_of
+    calls = []
+
+    def scores_then_a_mirror_write(season_id, player_ids):
+        scores = real_scores_of(season_id, player_ids)
+        if not calls:
+            PlayerTotal.objects.filter(pk=total.pk).update(points=50)
+            total.points = 50
+            mirror_totals([total])
+        calls.append(player_ids)
+        return scores
+
+    monkeypatch.setattr(store, "scores_of", scores_then_a_mirror_write)
+
+    # when
+    tally = reconciliation.season_reconcile(season=season)
+
+    # then
+    assert tally.drift == 0
+    assert real_scores_of(season.pk, [total.player_id]) == [expected(total)]

@@ -3,7 +3,7 @@
 import pytest
 
 from leaderboards import store
-from matches.models import MatchResult, PlayerTotal
+from matches.models import MatchResult, PendingStanding, PlayerTotal
 
 pytestmark = pytest.mark.django_db
 
@@ -103,12 +103,14 @@ def test_different_points_for_one_match_inside_a_batch_conflict(post_scores, sea
 def test_a_batch_posted_again_is_all_duplicates(post_scores, season):
     body = [{"player_id": f"p{i}", "points": i + 1, "match_id": "m1"} for i in range(20)]
     post_scores(body)
+    before = set(PlayerTotal.objects.values_list("player_id", "points", "updated_at"))
 
     again = post_scores(body)
 
     assert again.status_code == 200
     assert {e["status"] for e in again.json()} == {"duplicate"}
-    assert PlayerTotal.objects.filter(version=1).count() == 20
+    assert set(PlayerTotal.objects.values_list("player_id", "points", "updated_at")) == before
+    assert PendingStanding.objects.count() == 0
 
 
 def test_an_empty_batch_is_rejected(post_scores, season):

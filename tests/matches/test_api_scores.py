@@ -3,10 +3,11 @@
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from leaderboards import store
-from matches.models import MatchResult, Player, PlayerTotal
+from matches.models import MatchResult, PendingStanding, Player, PlayerTotal
 from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,9 +41,10 @@ def test_accepted_result_is_confirmed_with_the_new_total(post_scores, season):
         "p104",
         50,
     )
-    total = PlayerTotal.objects.get()
-    assert (total.points, total.mirrored_version, total.version) == (50, 1, 1)
+    assert PlayerTotal.objects.get().points == 50
+    # mirrored: on the board, and nothing left in the mirror's outbox
     assert store.read_rank(season.id, "p104")[1].rank == 1
+    assert PendingStanding.objects.count() == 0
 
 
 def test_results_add_up_and_reached_at_is_the_latest_ended_at(post_scores, season):
@@ -63,6 +65,7 @@ def test_results_add_up_and_reached_at_is_the_latest_ended_at(post_scores, seaso
 def test_same_result_again_is_a_duplicate_and_changes_nothing(post_scores, season):
     body = {"player_id": "p1", "points": 50, "match_id": "m1"}
     post_scores(body)
+    first_updated_at = PlayerTotal.objects.get().updated_at
 
     again = post_scores(body)
 
@@ -70,8 +73,8 @@ def test_same_result_again_is_a_duplicate_and_changes_nothing(post_scores, seaso
     assert again.json()["status"] == "duplicate"
     assert again.json()["total_points"] == 50
     assert MatchResult.objects.count() == 1
-    assert PlayerTotal.objects.get().points == 50
-    assert PlayerTotal.objects.get().version == 1
+    total = PlayerTotal.objects.get()
+    assert (total.points, total.updated_at) == (50, first_updated_at)
 
 
 def test_same_match_with_different_points_is_a_conflict(post_scores, season):
@@ -160,6 +163,9 @@ def test_a_revoked_key_fails_at_once(client, season, api_key):
         ({"player_id": "p1", "points": 5, "match_id": "m", "board": 7}, "board"),
         ({"player_id": "p1", "points": 5, "match_id": "m", "season": ""}, "season"),
         ({"player_id": "p1", "points": 5, "match_id": "m", "extra": 1}, "extra"),
+        # The database's check constraint refuses a final newline; so must the API, with a 400
+        # rather than the 503 of a refused commit.
+        ({"player_id": "p1\n", "points": 5, "match_id": "m"}, "player_id"),
     ],
 )
 def test_invalid_result_is_rejected_and_nothing_is_written(post_scores, season, body, field):
@@ -315,3 +321,76 @@ def test_results_go_to_the_named_board(post_scores, season):
     assert PlayerTotal.objects.get().season_id == other.id
     assert store.read_rank(other.id, "p1")[1].composite // 2**24 == 7
     assert store.read_rank(season.id, "p1")[1] is None
+
+
+def test_results_that_together_pass_the_points_limit_are_refused_not_an_outage(post_scores, season):
+    # given: five results of the largest allowed points for one player in one batch
+    batch = [{"player_id": "p1", "points": 2**29 - 1, "match_id": f"m{i}"} for i in range(5)]
+
+    response = post_scores(batch)
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "total_limit_exceeded"
+    assert nothing_written()
+
+
+def test_a_retry_after_the_cutoff_is_still_a_duplicate(post_scores, season):
+    # given: a result stored while its season ran
+    ended = timezone.now() - timedelta(minutes=5)
+    body = {"player_id": "p1", "points": 5, "match_id": "m1", "ended_at": ended.isoformat()}
+    assert post_scores(body).status_code == 201
+
+    # when: the season is over (and past its grace period) by the time the retry arrives
+    with time_machine.travel(season.accepts_until + timedelta(minutes=1)):
+        again = post_scores(body)
+
+    # then: the game server learns the result is stored, not that the season closed
+    assert again.status_code == 200
+    assert again.json()["status"] == "duplicate"
+    assert again.json()["season"] == season.slug
+    assert again.json()["total_points"] == 5
+    assert MatchResult.objects.count() == 1
+
+
+def test_a_retry_without_ended_at_that_crosses_into_the_next_season_counts_once(post_scores, db):
+    # given: a season ending in a minute, the next one after it, and a result posted now
+    board = BoardFactory(slug="global")
+    now = timezone.now().replace(microsecond=0)
+    first = SeasonFactory(
+        board=board,
+        slug="first",
+        starts_at=now - timedelta(days=1),
+        ends_at=now + timedelta(minutes=1),
+    )
+    SeasonFactory(
+        board=board,
+        slug="second",
+        starts_at=first.ends_at,
+        ends_at=first.ends_at + timedelta(days=7),
+    )
+    body = {"player_id": "p1", "points": 5, "match_id": "m1"}
+    assert post_scores(body).json()["season"] == "first"
+
+    # when: the game server's retry arrives once the next season runs
+    with time_machine.travel(first.ends_at + timedelta(seconds=30)):
+        again = post_scores(body)
+
+    # then: found as stored in the first season, not stored again in the second
+    assert again.status_code == 200
+    assert (again.json()["status"], again.json()["season"]) == ("duplicate", "first")
+    assert MatchResult.objects.count() == 1
+    assert list(PlayerTotal.objects.values_list("season__slug", "points")) == [("first", 5)]
+
+
+def test_a_retry_with_other_points_after_the_cutoff_is_a_conflict(post_scores, season):
+    ended = timezone.now() - timedelta(minutes=5)
+    post_scores({"player_id": "p1", "points": 5, "match_id": "m1", "ended_at": ended.isoformat()})
+
+    with time_machine.travel(season.accepts_until + timedelta(minutes=1)):
+        response = post_scores(
+            {"player_id": "p1", "points": 6, "match_id": "m1", "ended_at": ended.isoformat()}
+        )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict"
+    assert MatchResult.objects.get().points == 5

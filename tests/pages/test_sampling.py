@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from leaderboards import store
 from leaderboards.schedules import PERIODIC_TASKS
-from matches.models import PlayerTotal
+from matches.models import MatchResult
 from pages import sampling
 from pages.models import RankSample
 from pages.tasks import sample_ranks
@@ -38,7 +38,7 @@ def test_players_who_played_in_the_last_interval_are_sampled_with_their_live_ran
     now = timezone.now()
     instant = sampling.sampling_instant(now)
     # p3 last played before the previous instant: nothing new to plot.
-    PlayerTotal.objects.filter(player_id="p3").update(updated_at=instant - timedelta(minutes=6))
+    MatchResult.objects.filter(player_id="p3").update(received_at=instant - timedelta(minutes=6))
 
     taken = sampling.rank_samples_take(now=now)
 

@@ -6,6 +6,7 @@ from tqdm import tqdm
 from config.errors import DomainError
 from leaderboards.services import season_rebuild_standings
 from matches.models import PlayerTotal
+from seasons.locks import SeasonBusy
 from seasons.selectors import season_get
 
 
@@ -31,5 +32,8 @@ class Command(BaseCommand):
             disable=bool(options["no_progress"]),
             desc=f"{season.board.slug}/{season.slug}",
         ) as bar:
-            size = season_rebuild_standings(season=season, on_progress=bar.update)
+            try:
+                size = season_rebuild_standings(season=season, on_progress=bar.update)
+            except SeasonBusy as exc:
+                raise CommandError(f"{exc}; try again once it is done.") from exc
         self.stdout.write(f"Rebuilt {season.board.slug}/{season.slug}: {size} players.")

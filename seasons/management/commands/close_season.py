@@ -5,6 +5,7 @@ from tqdm import tqdm
 
 from config.errors import DomainError
 from seasons.closing import season_close
+from seasons.locks import SeasonBusy
 from seasons.selectors import season_get
 
 
@@ -41,6 +42,8 @@ class Command(BaseCommand):
                 )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
+        except SeasonBusy as exc:
+            raise CommandError(f"{exc}; try again once it is done.") from exc
         self.stdout.write(
             f"Season {season.board.slug}/{season.slug} is {season.state}: "
             f"{season.archived_players} players archived, {season.rewards.count()} rewards."

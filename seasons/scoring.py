@@ -45,7 +45,13 @@ def points_of(composite: float, *, lowest_first: bool) -> int:
     return MAX_POINTS - ranked_points if lowest_first else ranked_points
 
 
-def ranked_points_floor(points: int, *, lowest_first: bool) -> int:
-    """The smallest composite a standing strictly better than `points` can have."""
-    ranked_points = MAX_POINTS - points if lowest_first else points
-    return (ranked_points + 1) * TIME_SLOTS
+def composite_sql(*, points: str, reached_at: str, starts_at: str, lowest_first: str) -> str:
+    """composite_for as a PostgreSQL expression over the given SQL expressions, written from the
+    same constants, so the write path and the rebuild compute exactly what Python does
+    (floor() equals int() here: negative spans are clamped to 0 first)."""
+    return (
+        f"(CASE WHEN {lowest_first} THEN {MAX_POINTS} - ({points}) ELSE ({points}) END)::bigint"
+        f" * {TIME_SLOTS} + {TIME_SLOTS - 1}"
+        f" - LEAST(GREATEST(floor(extract(epoch FROM ({reached_at}) - ({starts_at}))), 0),"
+        f" {TIME_SLOTS - 1})::bigint"
+    )

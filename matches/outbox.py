@@ -1,0 +1,67 @@
+"""How committed totals reach the ranking store, without this app importing it.
+
+The write path records each changed total as a PendingStanding row in its own transaction and,
+once that commits, hands the new standings to whatever the ranking store connected here (the
+leaderboards app connects its mirror task when Django starts). A handler that is missing or
+fails loses nothing: the rows stay until the sweep mirrors them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StandingChange:
+    """A player's new standing in a season, as the write path committed it."""
+
+    pending_id: int  # the PendingStanding row to delete once Redis shows it
+    season_id: int
+    player_id: str
+    composite: int
+    # Sum totals on lowest-first boards only get worse as results arrive; every other rule
+    # only gets better. The mirror moves a score in that direction only.
+    worsening: bool
+
+    def as_message(self) -> list[object]:
+        """A compact JSON-ready form for a task message."""
+        return [self.pending_id, self.season_id, self.player_id, self.composite, self.worsening]
+
+    @classmethod
+    def from_message(cls, message: Sequence[object]) -> StandingChange:
+        pending_id, season_id, player_id, composite, worsening = message
+        return cls(int(pending_id), int(season_id), str(player_id), int(composite), bool(worsening))
+
+
+StandingsHandler = Callable[[list[StandingChange]], None]
+PlayerHandler = Callable[[str], None]
+
+_standings_handlers: list[StandingsHandler] = []
+_player_handlers: list[PlayerHandler] = []
+
+
+def connect(*, standings_changed: StandingsHandler, player_changed: PlayerHandler) -> None:
+    """Called once per process by the app that keeps the ranking store."""
+    if standings_changed not in _standings_handlers:
+        _standings_handlers.append(standings_changed)
+    if player_changed not in _player_handlers:
+        _player_handlers.append(player_changed)
+
+
+def standings_committed(changes: list[StandingChange]) -> None:
+    """After a commit: the results are confirmed already, so a failing handler is only logged."""
+    for handler in _standings_handlers:
+        try:
+            handler(changes)
+        except Exception:
+            logger.warning("could not hand %d standings to the mirror", len(changes), exc_info=True)
+
+
+def player_committed(player_id: str) -> None:
+    """After a ban or an unban committed: the player's standings must follow."""
+    for handler in _player_handlers:
+        handler(player_id)
