@@ -25,8 +25,8 @@ import psycopg
 import redis
 
 from leaderboards import store
-from leaderboards.scoring import points_of
 from seasons.models import Season
+from seasons.scoring import points_of
 
 from .cpu import CpuMeter
 from .environment import QUEUE, BenchEnvironment, database_connections
@@ -49,11 +49,10 @@ PROBE_PREFIX = "probe-"
 
 
 def mirror_backlog(*, env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict[str, int]:
-    """Totals committed but not yet marked mirrored, and mirror tasks queued in the broker or
-    taken by the worker but not yet done (acks_late keeps those in Redis's `unacked` hash)."""
-    unmirrored = conn.execute(
-        "SELECT count(*) FROM matches_playertotal WHERE mirrored_version < version"
-    ).fetchone()[0]
+    """Standings committed but still in the mirror's outbox, and mirror tasks queued in the
+    broker or taken by the worker but not yet done (acks_late keeps those in Redis's `unacked`
+    hash)."""
+    unmirrored = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()[0]
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=5)
     # The bench's queue, or Celery's default one where the settings do not name queues.
     queued = broker.llen(QUEUE) + broker.llen("celery") + broker.hlen("unacked")

@@ -503,7 +503,7 @@ class MirrorWatch:
 
     def _poll(self) -> None:
         from leaderboards import store
-        from leaderboards.scoring import points_of
+        from seasons.scoring import points_of
 
         while not self.done.is_set() or self.pending:
             with self.lock:

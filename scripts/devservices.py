@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import os
 import shutil
 import subprocess
@@ -202,8 +203,28 @@ def as_postgres(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
+def _postgres_reaches(folder: Path) -> bool:
+    """Whether the postgres user can enter `folder` (every folder above it must let it through)."""
+    done = subprocess.run(as_postgres(["test", "-x", str(folder)]), check=False)
+    return done.returncode == 0
+
+
+def pg_cluster_home(preferred: Path) -> Path:
+    """Where a cluster run by the postgres user can live: `preferred`, unless the checkout sits
+    where that user cannot reach (a clone under /root); then a folder of the checkout's own
+    under /var/tmp."""
+    preferred.parent.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or _postgres_reaches(preferred.parent):
+        return preferred
+    digest = hashlib.sha256(str(preferred).encode()).hexdigest()[:12]
+    # A fixed name per checkout, so the next run finds its data again.
+    return Path("/var/tmp") / f"leaderboard-{preferred.name}-{digest}"  # noqa: S108
+
+
 def pg_cluster_init(home: Path, *, bindir: Path, user: str) -> Path:
-    """The data directory under `home`, created with initdb if it is missing."""
+    """The data directory under `home` (or where pg_cluster_home puts it), created with initdb
+    if it is missing."""
+    home = pg_cluster_home(home)
     data = home / "data"
     home.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
