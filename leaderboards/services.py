@@ -42,12 +42,12 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
     """
     if not changes:
         return 0
-    season_ids = sorted({change.season_id for change in changes})
-    closed = set(
-        Season.objects.filter(pk__in=season_ids, state=SeasonState.CLOSED).values_list(
-            "pk", flat=True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM seasons_season WHERE id = ANY(%s) AND state = %s",
+            [sorted({change.season_id for change in changes}), SeasonState.CLOSED],
         )
-    )
+        closed = {row[0] for row in cursor.fetchall()}
     live_changes = [c for c in changes if c.season_id not in closed]
     written = store.write_standings(
         store.StandingWrite(

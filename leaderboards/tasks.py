@@ -4,6 +4,7 @@ retries are harmless."""
 import logging
 
 from celery import shared_task
+from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -11,6 +12,7 @@ from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
 
 from . import reconciliation, services
+from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
 
@@ -32,18 +34,23 @@ def mirror_standings(changes: list[list[object]]) -> int:
     )
 
 
+def _publish(changes: list[StandingChange]) -> None:
+    # argsrepr: otherwise Celery writes a repr of every standing into the message's headers.
+    mirror_standings.apply_async(
+        ([c.as_message() for c in changes],),
+        retry=False,
+        argsrepr=f"[{len(changes)} standings]",
+    )
+
+
+_coalescer = MirrorCoalescer(_publish, window=lambda: settings.MIRROR_COALESCE_SECONDS)
+
+
 def queue_mirror(changes: list[StandingChange]) -> None:
-    """Queue the mirror after a commit, carrying the committed standings themselves. The results
-    are confirmed by then, so a broker outage must not fail the request: the sweep mirrors
-    whatever was not queued."""
-    try:
-        mirror_standings.apply_async(([c.as_message() for c in changes],), retry=False)
-    except Exception:
-        logger.warning(
-            "could not queue the mirror of %d standings; the sweep will",
-            len(changes),
-            exc_info=True,
-        )
+    """Queue the mirror after a commit, carrying the committed standings themselves, coalesced
+    with other requests' for a few milliseconds. The results are confirmed by then, so a broker
+    outage must not fail the request: the sweep mirrors whatever was not queued."""
+    _coalescer.add(changes)
 
 
 @shared_task(acks_late=True)

@@ -129,8 +129,14 @@ class PendingStanding(models.Model):
     milliseconds), so finding what is unmirrored never scans the totals.
     """
 
+    # No foreign-key constraint: a row lives for milliseconds, and checking the season on each
+    # of thousands of inserts a second would cost more than it guards.
     season = models.ForeignKey(
-        "seasons.Season", on_delete=models.CASCADE, related_name="+", db_index=False
+        "seasons.Season",
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     player_id = models.CharField(max_length=64)
     composite = models.BigIntegerField()

@@ -7,6 +7,7 @@ sweep in leaderboards/services.py catches up whatever was committed but not mirr
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
@@ -224,22 +225,26 @@ _MERGE_SQL = {
 # The players of a request exist once it commits (new ones are created here), and banned
 # players' results are stored uncounted. The bans lock taken in _resolve makes the banned list
 # current: this statement's snapshot is taken after it was granted.
+#
+# Rows arrive as one JSON document, not as arrays: psycopg builds array parameters element by
+# element in Python, which was most of a 100-result request's time in the web process.
 _INSERT_RESULTS_SQL = """
-WITH new_players AS (
+WITH r AS (
+    SELECT * FROM json_to_recordset(%(results)s::json)
+        AS r(b bigint, s bigint, m text, p text, pts integer, e timestamptz)
+), new_players AS (
     INSERT INTO matches_player
         (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
-    SELECT p, '', '', '', %(now)s, %(now)s FROM unnest(%(players)s::text[]) AS p ORDER BY p
+    SELECT DISTINCT p, '', '', '', %(now)s::timestamptz, %(now)s::timestamptz FROM r ORDER BY p
     ON CONFLICT (player_id) DO NOTHING
 ), banned AS (
     SELECT coalesce(array_agg(player_id), '{}') AS ids FROM matches_player
-    WHERE player_id = ANY(%(players)s) AND banned_at IS NOT NULL
+    WHERE player_id IN (SELECT p FROM r) AND banned_at IS NOT NULL
 )
 INSERT INTO matches_matchresult
     (board_id, season_id, match_id, player_id, points, ended_at, received_at, counted)
 SELECT r.b, r.s, r.m, r.p, r.pts, r.e, %(now)s, r.p <> ALL(banned.ids)
-FROM unnest(%(boards)s::bigint[], %(seasons)s::bigint[], %(matches)s::text[],
-            %(result_players)s::text[], %(points)s::int[], %(ended)s::timestamptz[])
-        AS r(b, s, m, p, pts, e), banned
+FROM r, banned
 ORDER BY r.b, r.m, r.p
 ON CONFLICT (board_id, match_id, player_id) DO NOTHING
 RETURNING board_id, match_id, player_id, counted
@@ -249,10 +254,9 @@ RETURNING board_id, match_id, player_id, counted
 # in the mirror's outbox: one statement, so the mirror never reads the totals back.
 _UPSERT_TOTALS_SQL = """
 WITH contribution AS (
-    SELECT * FROM unnest(%(seasons)s::bigint[], %(players)s::text[], %(points)s::int[],
-                         %(reached)s::timestamptz[], %(starts)s::timestamptz[],
-                         %(lowest_first)s::boolean[])
-        AS c(season_id, player_id, points, reached_at, starts_at, lowest_first)
+    SELECT * FROM json_to_recordset(%(contributions)s::json)
+        AS c(season_id bigint, player_id text, points integer, reached_at timestamptz,
+             starts_at timestamptz, lowest_first boolean)
 ), total AS (
     INSERT INTO matches_playertotal AS t (season_id, player_id, points, reached_at, updated_at)
     SELECT season_id, player_id, points, reached_at, %(now)s FROM contribution
@@ -347,19 +351,18 @@ def _record(
     with connection.cursor() as cursor:
         inserted: dict[tuple[int, str, str], bool] = {}
         if unique:
-            cursor.execute(
-                _INSERT_RESULTS_SQL,
+            rows = [
                 {
-                    "now": now,
-                    "players": sorted({key[2] for key, _ in unique}),
-                    "boards": [key[0] for key, _ in unique],
-                    "seasons": [item.season.id for _, item in unique],  # type: ignore[union-attr]
-                    "matches": [key[1] for key, _ in unique],
-                    "result_players": [key[2] for key, _ in unique],
-                    "points": [item.result.points for _, item in unique],
-                    "ended": [item.ended_at for _, item in unique],
-                },
-            )
+                    "b": key[0],
+                    "s": item.season.id,  # type: ignore[union-attr]
+                    "m": key[1],
+                    "p": key[2],
+                    "pts": item.result.points,
+                    "e": item.ended_at.isoformat(),
+                }
+                for key, item in unique
+            ]
+            cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": json.dumps(rows)})
             inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
         stored = _stored_results(
             cursor, [key for key in sorted(first_of) if key not in inserted], first_of, batch
@@ -480,12 +483,19 @@ def _upsert_totals(
         sql,
         {
             "now": now,
-            "seasons": [key[0] for key, _, _, _ in rows],
-            "players": [key[1] for key, _, _, _ in rows],
-            "points": [points for _, points, _, _ in rows],
-            "reached": [reached_at for _, _, reached_at, _ in rows],
-            "starts": [item.season.starts_at for _, _, _, item in rows],
-            "lowest_first": [item.board.lowest_first for _, _, _, item in rows],
+            "contributions": json.dumps(
+                [
+                    {
+                        "season_id": season_id,
+                        "player_id": player_id,
+                        "points": points,
+                        "reached_at": reached_at.isoformat(),
+                        "starts_at": item.season.starts_at.isoformat(),  # type: ignore[union-attr]
+                        "lowest_first": item.board.lowest_first,
+                    }
+                    for (season_id, player_id), points, reached_at, item in rows
+                ]
+            ),
         },
     )
     worsening = {

@@ -50,8 +50,9 @@ class Migration(migrations.Migration):
             model_name="pendingstanding",
             name="season",
             field=models.ForeignKey(
+                db_constraint=False,
                 db_index=False,
-                on_delete=django.db.models.deletion.CASCADE,
+                on_delete=django.db.models.deletion.DO_NOTHING,
                 related_name="+",
                 to="seasons.season",
             ),

@@ -1,0 +1,81 @@
+"""Mirror tasks coalesced per web process: committed standings wait a few milliseconds in memory
+and go to the worker together, as one task.
+
+At thousands of results a second, one task per request meant hundreds of tasks a second, and
+the worker's cost per task (the message, the database round trips, the live notice) outweighed
+the writes themselves. A short window (MIRROR_COALESCE_SECONDS, 20 ms by default) turns them
+into tens, and publishing moves off the request's thread. Nothing is lost if the process dies
+with standings in memory: they are in PostgreSQL's outbox already, and the sweep mirrors them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from matches.outbox import StandingChange
+
+logger = logging.getLogger(__name__)
+
+# Standings one task carries at most.
+TASK_CHANGES = 5000
+
+Send = Callable[[list[StandingChange]], None]
+
+
+class MirrorCoalescer:
+    """Collects committed standings and hands them to `send` at most every `window` seconds
+    (at once when `window` is 0, in the caller's thread)."""
+
+    def __init__(self, send: Send, *, window: Callable[[], float]) -> None:
+        self._send = send
+        self._window = window
+        self._pending: list[StandingChange] = []
+        self._arrived = threading.Condition()
+        self._pid = 0
+
+    def add(self, changes: list[StandingChange]) -> None:
+        if self._window() <= 0:
+            self._send_in_tasks(changes)
+            return
+        with self._arrived:
+            # A forked child inherits the object but not its thread.
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._pending = []
+                threading.Thread(target=self._run, name="mirror-coalescer", daemon=True).start()
+                atexit.register(self.flush)
+            self._pending.extend(changes)
+            self._arrived.notify()
+
+    def flush(self) -> None:
+        """Send what is waiting now (the thread's loop, and once more at exit)."""
+        with self._arrived:
+            changes, self._pending = self._pending, []
+        if changes:
+            self._send_in_tasks(changes)
+
+    def _run(self) -> None:
+        while True:
+            with self._arrived:
+                while not self._pending:
+                    self._arrived.wait()
+            # Let the window fill: the first standing waits at most this long.
+            time.sleep(self._window())
+            self.flush()
+
+    def _send_in_tasks(self, changes: list[StandingChange]) -> None:
+        for start in range(0, len(changes), TASK_CHANGES):
+            try:
+                self._send(changes[start : start + TASK_CHANGES])
+            except Exception:
+                # Confirmed already: the outbox keeps them for the sweep.
+                logger.warning(
+                    "could not queue the mirror of %d standings; the sweep will",
+                    len(changes),
+                    exc_info=True,
+                )

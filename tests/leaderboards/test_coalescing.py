@@ -1,0 +1,79 @@
+"""Mirror tasks coalesced per process: standings committed close together go as one task."""
+
+import threading
+import time
+
+from leaderboards.coalescing import TASK_CHANGES, MirrorCoalescer
+from matches.outbox import StandingChange
+
+
+def change(n: int) -> StandingChange:
+    return StandingChange(n, 1, f"p{n}", 1000 + n, False)
+
+
+class Sent:
+    """What the coalescer handed over, as the worker would receive it."""
+
+    def __init__(self) -> None:
+        self.tasks: list[list[StandingChange]] = []
+        self.arrived = threading.Event()
+
+    def __call__(self, changes: list[StandingChange]) -> None:
+        self.tasks.append(changes)
+        self.arrived.set()
+
+
+def test_standings_committed_within_the_window_go_as_one_task():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.2)
+
+    for n in range(3):
+        coalescer.add([change(n)])
+
+    assert sent.arrived.wait(timeout=5)
+    time.sleep(0.05)
+    assert sent.tasks == [[change(0), change(1), change(2)]]
+
+
+def test_a_standing_waits_at_most_about_the_window():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.02)
+    added = time.monotonic()
+
+    coalescer.add([change(1)])
+
+    assert sent.arrived.wait(timeout=5)
+    assert time.monotonic() - added < 1.0
+    assert sent.tasks == [[change(1)]]
+
+
+def test_without_a_window_each_commit_is_sent_at_once_in_the_callers_thread():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.0)
+
+    coalescer.add([change(1)])
+    coalescer.add([change(2)])
+
+    assert sent.tasks == [[change(1)], [change(2)]]
+
+
+def test_a_large_window_is_split_into_tasks_of_bounded_size():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.0)
+    changes = [change(n) for n in range(TASK_CHANGES + 1)]
+
+    coalescer.add(changes)
+
+    assert [len(task) for task in sent.tasks] == [TASK_CHANGES, 1]
+
+
+def test_a_send_that_fails_is_left_to_the_sweep(caplog):
+    def broker_down(changes):
+        raise ConnectionError("broker down")
+
+    coalescer = MirrorCoalescer(broker_down, window=lambda: 0.0)
+
+    # no exception reaches the request: its results are confirmed already
+    coalescer.add([change(1)])
+
+    assert "could not queue the mirror of 1 standings; the sweep will" in caplog.text
