@@ -351,6 +351,8 @@ def _record(
     with connection.cursor() as cursor:
         inserted: dict[tuple[int, str, str], bool] = {}
         if unique:
+            # Results posted without ended_at share one moment: format it once.
+            iso = {now: now.isoformat()}
             rows = [
                 {
                     "b": key[0],
@@ -358,7 +360,7 @@ def _record(
                     "m": key[1],
                     "p": key[2],
                     "pts": item.result.points,
-                    "e": item.ended_at.isoformat(),
+                    "e": iso.get(item.ended_at) or item.ended_at.isoformat(),
                 }
                 for key, item in unique
             ]
