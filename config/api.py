@@ -62,7 +62,10 @@ class PayloadTooLarge(exceptions.APIException):
 
 
 class LimitedJSONParser(JSONParser):
-    """JSON bodies up to MAX_REQUEST_BODY_BYTES; NaN, Infinity and absurd nesting are refused."""
+    """JSON bodies up to MAX_REQUEST_BODY_BYTES; NaN, Infinity and absurd nesting are refused.
+
+    Under the ASGI server, config.asgi.RequestBodyLimit has refused larger bodies before they
+    were read; this check holds under a WSGI server, whose input stream is read lazily."""
 
     def parse(
         self,

@@ -1,9 +1,11 @@
 """ASGI entry point: one server process answers HTTP and the live leaderboard's WebSockets."""
 
+import json
 import os
 
 from asgiref.sync import sync_to_async
 from asgiref.wsgi import WsgiToAsgi, WsgiToAsgiInstance
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
@@ -14,6 +16,7 @@ django_application = get_wsgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from config.errors import error_body  # noqa: E402
 from leaderboards.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -43,9 +46,77 @@ class PooledWsgiToAsgi(WsgiToAsgi):
         )
 
 
+class RequestBodyLimit:
+    """Request bodies over MAX_REQUEST_BODY_BYTES are answered 413 before they are read.
+
+    The WSGI adapter (like Django's own ASGI handler) reads the whole body into a temporary file
+    before any view runs, so a limit in the view's parser comes after the upload. Here a body
+    whose Content-Length is over the limit is refused without reading a byte (the server holds
+    a body to its declared length), and a body sent without one (chunked) is read only up to
+    the limit, then handed on with its length declared, so the views can read it too.
+    """
+
+    def __init__(self, app) -> None:  # noqa: ANN001
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = settings.MAX_REQUEST_BODY_BYTES
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit():
+            if int(declared) > limit:
+                return await _payload_too_large(send, limit)
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None  # the client left before sending its body
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > limit:
+                return await _payload_too_large(send, limit)
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        if body:
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+            scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        sent = False
+
+        async def replay():  # noqa: ANN202
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
+async def _payload_too_large(send, limit: int) -> None:  # noqa: ANN001
+    body = json.dumps(
+        error_body("payload_too_large", f"The request body may be at most {limit} bytes.")
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                # The rest of the body stays unread: this connection cannot carry another request.
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 application = ProtocolTypeRouter(
     {
-        "http": PooledWsgiToAsgi(django_application),
+        "http": RequestBodyLimit(PooledWsgiToAsgi(django_application)),
         # Browsers send an Origin header; a page on another site may not open our sockets.
         "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
     }

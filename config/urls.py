@@ -10,7 +10,7 @@ from config import health
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    path("", include("django_prometheus.urls")),
+    path("metrics", health.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/ping", health.PingView.as_view(), name="ping"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -640,15 +640,23 @@ def standings_changed(season_ids: Iterable[int]) -> None:
 
 def season_closed(season_id: int, next_slug: str | None) -> None:
     """Tell every subscriber of the season that it closed and which season comes next; their
-    sockets are closed with 4410 after the message."""
-    _publish(
-        [
-            (
-                season_group(season_id),
-                {"type": "season.closed", "season_id": season_id, "next_season": next_slug},
-            )
-        ]
-    )
+    sockets are closed with 4410 after the message.
+
+    Best effort, like standings_changed: the close has committed when this is called, so a
+    channel layer that is down must not fail it. A socket that misses the notice keeps showing
+    the final standings; on reconnecting it is told the season closed.
+    """
+    try:
+        _publish(
+            [
+                (
+                    season_group(season_id),
+                    {"type": "season.closed", "season_id": season_id, "next_season": next_slug},
+                )
+            ]
+        )
+    except Exception:
+        logger.warning("season_closed notice for season %s not sent", season_id, exc_info=True)
 
 
 class _Publisher:

@@ -6,7 +6,7 @@ avatars come from the profile cache, one round trip for the whole page.
 
 from __future__ import annotations
 
-import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, NamedTuple
@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from config.caching import RecentAnswers
 from matches.models import Player
 from seasons.models import Season, SeasonState
 from seasons.scoring import points_of
@@ -23,11 +24,33 @@ from . import archive, store
 
 RANK_STYLES = ("ordinal", "competition")
 
-_top_cache: dict[tuple[Any, ...], tuple[float, dict[str, Any]]] = {}
+# Answers of the hot reads each process reuses for LEADERBOARD_TOP_CACHE_SECONDS (at most a
+# second): millions of readers of the same page cost one Redis read a second per process. Each
+# holds at most LEADERBOARD_TOP_CACHE_ENTRIES answers, so a crawler of deep pages or of every
+# player's around-me only turns the oldest out.
+top_pages_cache: RecentAnswers[dict[str, Any]] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_TOP_CACHE_SECONDS,
+    maxsize=lambda: settings.LEADERBOARD_TOP_CACHE_ENTRIES,
+)
+around_answers_cache: RecentAnswers[dict[str, Any] | None] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_TOP_CACHE_SECONDS,
+    maxsize=lambda: settings.LEADERBOARD_TOP_CACHE_ENTRIES,
+)
 
 
+# The profile cache (shared by every process) holds [generation, display_name, avatar_url] per
+# player. Forgetting a profile gives it a new generation instead of deleting the entry, and an
+# entry counts only while its generation is the current one: a reader that read the old row
+# before the change committed, and fills the cache after it was forgotten, writes an entry of
+# the old generation that no one will use. (Deleting the entry alone lets such a reader put the
+# old profile back for PROFILE_CACHE_SECONDS.) Generations outlive entries twice over, so one
+# that expires cannot make an old entry current again.
 def _profile_key(player_id: str) -> str:
     return f"profile:{player_id}"
+
+
+def _profile_generation_key(player_id: str) -> str:
+    return f"profile-generation:{player_id}"
 
 
 def profiles_get(player_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -35,8 +58,15 @@ def profiles_get(player_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
     ids = list(dict.fromkeys(player_ids))
     if not ids:
         return {}
-    found = cache.get_many([_profile_key(i) for i in ids])
-    profiles = {i: tuple(found[_profile_key(i)]) for i in ids if _profile_key(i) in found}
+    found = cache.get_many(
+        [_profile_key(i) for i in ids] + [_profile_generation_key(i) for i in ids]
+    )
+    generations = {i: found.get(_profile_generation_key(i)) for i in ids}
+    profiles: dict[str, tuple[str, str]] = {}
+    for player_id in ids:
+        entry = found.get(_profile_key(player_id))
+        if isinstance(entry, list) and len(entry) == 3 and entry[0] == generations[player_id]:
+            profiles[player_id] = (entry[1], entry[2])
     missing = [i for i in ids if i not in profiles]
     if missing:
         loaded = {
@@ -47,16 +77,22 @@ def profiles_get(player_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
         }
         for player_id in missing:
             loaded.setdefault(player_id, ("", ""))
+        # Filed under the generation read before the query: if the profile was forgotten since,
+        # these entries are already out of date and stay unused.
         cache.set_many(
-            {_profile_key(i): list(v) for i, v in loaded.items()},
+            {_profile_key(i): [generations[i], *v] for i, v in loaded.items()},
             timeout=settings.PROFILE_CACHE_SECONDS,
         )
         profiles.update(loaded)
-    return profiles  # type: ignore[return-value]
+    return profiles
 
 
 def profiles_forget(player_ids: Sequence[str]) -> None:
-    cache.delete_many([_profile_key(i) for i in player_ids])
+    """The players' cached profiles are out of date (called once a change has committed)."""
+    cache.set_many(
+        {_profile_generation_key(i): uuid.uuid4().hex for i in player_ids},
+        timeout=2 * settings.PROFILE_CACHE_SECONDS,
+    )
 
 
 class StandingsSource(NamedTuple):
@@ -105,23 +141,6 @@ def standing_entries(
     return entries
 
 
-def _reused(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-    """An answer the process may reuse for LEADERBOARD_TOP_CACHE_SECONDS (at most a second):
-    millions of readers of the same page cost one Redis read a second per process."""
-    ttl = settings.LEADERBOARD_TOP_CACHE_SECONDS
-    if ttl <= 0:
-        return build()
-    now = time.monotonic()
-    cached = _top_cache.get(key)
-    if cached is not None and now - cached[0] < ttl:
-        return cached[1]
-    answer = build()
-    if len(_top_cache) > 10000:
-        _top_cache.clear()
-    _top_cache[key] = (now, answer)
-    return answer
-
-
 def leaderboard_top(
     *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
 ) -> dict[str, Any]:
@@ -137,7 +156,7 @@ def leaderboard_top(
             "entries": standing_entries(season, standings, rank_style),
         }
 
-    return _reused(("top", season.pk, offset, limit, rank_style), build)
+    return top_pages_cache.get_or_build((season.pk, offset, limit, rank_style), build)
 
 
 def percentile_of(rank: int, total: int) -> float:
@@ -167,8 +186,8 @@ def player_around(
     *, season: Season, player_id: str, n: int = 5, rank_style: str = "ordinal"
 ) -> dict[str, Any] | None:
     """The ranks around a player; like top, the answer may be reused for up to a second."""
-    return _reused(
-        ("around", season.pk, player_id, n, rank_style),
+    return around_answers_cache.get_or_build(
+        (season.pk, player_id, n, rank_style),
         lambda: _around(season=season, player_id=player_id, n=n, rank_style=rank_style),
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
 from config.errors import NotFound
+from config.throttles import pages_wait
 from seasons.selectors import DEFAULT_BOARD
 
 from . import selectors
@@ -25,11 +27,17 @@ View = Callable[..., HttpResponse]
 
 
 def page_view(view: View) -> View:
-    """GET/HEAD only; unknown things are the HTML 404 page, a store that is down a 503 page."""
+    """GET/HEAD only, at most THROTTLE_PAGES_RATE per client address (then the HTML 429 page);
+    unknown things are the HTML 404 page, a store that is down a 503 page."""
 
     @require_safe
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        wait = pages_wait(request)
+        if wait is not None:
+            response = render(request, "429.html", status=429)
+            response["Retry-After"] = str(max(1, math.ceil(wait)))
+            return response
         try:
             return view(request, *args, **kwargs)
         except NotFound as exc:

@@ -153,10 +153,18 @@ class RewardsOut(serializers.Serializer):
     board = serializers.CharField()
     season = serializers.CharField()
     rewards = RewardOut(many=True)
+    next_offset = serializers.IntegerField(
+        allow_null=True, help_text="The offset of the next page; null after the last one."
+    )
+
+
+REWARDS_PAGE_MAX = 1000
 
 
 class RewardsQuery(BoardQuery):
     player_id = serializers.RegexField(r"^[A-Za-z0-9_.-]{1,64}$", required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
+    offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
 
 
 class SeasonRewardsView(APIView):
@@ -167,16 +175,31 @@ class SeasonRewardsView(APIView):
             OpenApiParameter(
                 "player_id", str, pattern=OPTIONAL_PLAYER_ID_PATTERN, description="One player."
             ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": REWARDS_PAGE_MAX},
+                description=f"Rewards per page, 1-{REWARDS_PAGE_MAX:,}, default 100.",
+            ),
+            OpenApiParameter(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 2**31},
+                description="Rewards to skip, default 0 (`next_offset` of the previous page).",
+            ),
         ],
         responses=RewardsOut,
-        summary="The rewards of a closed season",
+        summary="The rewards of a closed season, by rank, a page at a time",
     )
     def get(self, request: Request, slug: str) -> Response:
         query = validate_query(RewardsQuery, request.query_params)
         season = selectors.season_get(
             board_slug=query.get("board") or selectors.DEFAULT_BOARD, season_slug=slug
         )
-        rewards = selectors.season_rewards(season=season, player_id=query.get("player_id"))
+        page = selectors.season_rewards(
+            season=season,
+            offset=query["offset"],
+            limit=query["limit"],
+            player_id=query.get("player_id"),
+        )
         return Response(
-            RewardsOut({"board": season.board.slug, "season": season.slug, "rewards": rewards}).data
+            RewardsOut({"board": season.board.slug, "season": season.slug, **page}).data
         )

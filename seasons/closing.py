@@ -209,7 +209,9 @@ def _verify(season: Season) -> dict[str, int]:
 
 def _award(season: Season, now: datetime) -> int:
     """One reward per player, from the archive; idempotent. When several tiers match, rank-range
-    tiers win over percentage tiers, then the range starting highest, then the smallest share."""
+    tiers win over percentage tiers; of two ranges, the one starting highest (the larger
+    `rank_from`: of 1-100 and 5-10, rank 7 gets 5-10), then the one ending first; of two
+    percentages, the smallest share."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -221,7 +223,8 @@ def _award(season: Season, now: datetime) -> int:
                 OR (t.top_percent IS NOT NULL
                     AND a.rank <= ceil(t.top_percent / 100.0 * %s)))
             WHERE a.season_id = %s
-            ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from, t.top_percent, t.id
+            ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from DESC, t.rank_to,
+                t.top_percent, t.id
             ON CONFLICT (season_id, player_id) DO NOTHING
             """,
             [now, season.board_id, season.archived_players or 0, season.pk],

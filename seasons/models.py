@@ -324,6 +324,8 @@ class SeasonReward(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["season", "player"], name="reward_once_per_season"),
+            # A rank is one archived player; the index also serves the rewards' pages by rank.
+            models.UniqueConstraint(fields=["season", "rank"], name="reward_unique_rank"),
         ]
 
     def __str__(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
@@ -10,13 +9,18 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from config.caching import RecentAnswers
 from config.errors import Conflict, NotFound
 
 from .models import ArchivedStanding, Board, Season, SeasonReward, SeasonState
 
 DEFAULT_BOARD = "global"
 
-_season_cache: dict[tuple[str, str | None], tuple[float, Season]] = {}
+# The seasons read requests named lately, reused for LEADERBOARD_SEASON_CACHE_SECONDS. Only
+# seasons that exist are kept (a lookup of an unknown one raises), so 1,024 is plenty.
+season_lookups_cache: RecentAnswers[Season] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1024
+)
 
 
 def board_get(*, slug: str) -> Board:
@@ -74,16 +78,10 @@ def season_get(*, board_slug: str | None, season_slug: str | None) -> Season:
 
 def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Season:
     """season_get, cached briefly in the process: read endpoints resolve a season per request."""
-    key = (board_slug or DEFAULT_BOARD, season_slug or None)
-    cached = _season_cache.get(key)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < settings.LEADERBOARD_SEASON_CACHE_SECONDS:
-        return cached[1]
-    season = season_get(board_slug=board_slug, season_slug=season_slug)
-    if len(_season_cache) > 1000:
-        _season_cache.clear()
-    _season_cache[key] = (now, season)
-    return season
+    return season_lookups_cache.get_or_build(
+        (board_slug or DEFAULT_BOARD, season_slug or None),
+        lambda: season_get(board_slug=board_slug, season_slug=season_slug),
+    )
 
 
 def player_history(*, player_id: str) -> list[dict[str, Any]]:
@@ -112,7 +110,11 @@ def player_history(*, player_id: str) -> list[dict[str, Any]]:
     ]
 
 
-def season_rewards(*, season: Season, player_id: str | None = None) -> list[dict[str, Any]]:
+def season_rewards(
+    *, season: Season, offset: int, limit: int, player_id: str | None = None
+) -> dict[str, Any]:
+    """A page of a closed season's rewards by rank (the `reward_unique_rank` index walks it):
+    `rewards` and `next_offset`, the offset of the next page or None after the last."""
     if season.state != SeasonState.CLOSED:
         raise Conflict(
             f"Season '{season.slug}' is not closed yet; rewards are given when it closes.",
@@ -121,12 +123,16 @@ def season_rewards(*, season: Season, player_id: str | None = None) -> list[dict
     rewards = SeasonReward.objects.filter(season=season).order_by("rank")
     if player_id:
         rewards = rewards.filter(player_id=player_id)
-    return [
-        {
-            "player_id": r.player_id,
-            "rank": r.rank,
-            "reward_code": r.reward_code,
-            "awarded_at": r.awarded_at,
-        }
-        for r in rewards
-    ]
+    # One row more than the page says whether another page follows, without counting them all.
+    rows = list(
+        rewards.values_list("player_id", "rank", "reward_code", "awarded_at")[
+            offset : offset + limit + 1
+        ]
+    )
+    return {
+        "rewards": [
+            {"player_id": p, "rank": rank, "reward_code": code, "awarded_at": awarded_at}
+            for p, rank, code, awarded_at in rows[:limit]
+        ],
+        "next_offset": offset + limit if len(rows) > limit else None,
+    }

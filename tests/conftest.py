@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from config import health
 from leaderboards import selectors as leaderboard_selectors
 from leaderboards import store
 from matches import services as match_services
@@ -23,8 +24,10 @@ from .factories import BoardFactory, SeasonFactory
 @pytest.fixture(autouse=True)
 def _clean_redis() -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
-    leaderboard_selectors._top_cache.clear()
-    season_selectors._season_cache.clear()
+    leaderboard_selectors.top_pages_cache.clear()
+    leaderboard_selectors.around_answers_cache.clear()
+    season_selectors.season_lookups_cache.clear()
+    health.probe_answers.clear()
     match_services.boards_forget()
     verified_keys_forget()
     yield

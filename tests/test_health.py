@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from matches.models import PendingStanding
 
@@ -55,6 +57,42 @@ def test_metrics_expose_latency_results_lag_queue_and_drift(client, post_scores,
         "leaderboard_reconciliation_drift",
     ):
         assert name in text
+
+
+def test_readiness_is_answered_from_memory_between_probes(client, post_scores, season, settings):
+    settings.PROBE_CACHE_SECONDS = 60
+    post_scores({"player_id": "p", "points": 1, "match_id": "m"})
+    first = client.get("/readyz")
+
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/readyz")
+
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert again.json() == first.json()
+    assert len(queries) == 0
+
+
+def test_metrics_are_collected_at_most_once_per_interval(client, season, settings):
+    settings.PROBE_CACHE_SECONDS = 60
+    first = client.get("/metrics")
+
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/metrics")
+
+    assert again.status_code == 200
+    assert again["Content-Type"] == first["Content-Type"]
+    assert again.content == first.content
+    assert len(queries) == 0
+
+
+def test_probes_are_answered_afresh_when_their_cache_is_off(client, season, settings):
+    settings.PROBE_CACHE_SECONDS = 0
+    client.get("/readyz")
+
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/readyz")
+
+    assert len(queries) >= 2
 
 
 def test_check_deploy_passes_with_the_production_settings():

@@ -1,5 +1,6 @@
 """Settings shared by every environment; everything that differs comes from the environment."""
 
+from ipaddress import ip_network
 from pathlib import Path
 
 import environ
@@ -106,8 +107,14 @@ CACHES = {
 LEADERBOARD_KEY_PREFIX = env("LEADERBOARD_KEY_PREFIX", default="lb:")
 # How long the top-K answer may be served from the API process's memory.
 LEADERBOARD_TOP_CACHE_SECONDS = env.float("LEADERBOARD_TOP_CACHE_SECONDS", default=1.0)
+# How many top-K answers (and, apart, around-me answers) a process keeps: a page of 100 is
+# about 20-150 kB with names and avatar URLs.
+LEADERBOARD_TOP_CACHE_ENTRIES = env.int("LEADERBOARD_TOP_CACHE_ENTRIES", default=256)
 # /readyz reports not ready when the oldest unmirrored result is older than this.
 READY_MAX_MIRROR_LAG_SECONDS = env.float("READY_MAX_MIRROR_LAG_SECONDS", default=5.0)
+# How long a process reuses its /readyz answer and its /metrics page (each queries PostgreSQL and
+# the broker), so a storm of probes costs the stores one check per process at most (0: never).
+PROBE_CACHE_SECONDS = env.float("PROBE_CACHE_SECONDS", default=1.0)
 # How long a request's board and season lookup may be reused by the same process.
 LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS", default=1.0)
 # How long a web process collects committed standings before it queues them to the mirror as
@@ -178,6 +185,12 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 WHITENOISE_USE_FINDERS = True
 
+# Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed when rate limiting by
+# client address (config/throttles.py); with none, the client is the connection's address.
+TRUSTED_PROXIES = [
+    ip_network(proxy, strict=False) for proxy in env.list("TRUSTED_PROXIES", default=[])
+]
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
@@ -190,6 +203,8 @@ REST_FRAMEWORK = {
     # "N/s", "N/m", "N/h"; an empty value turns a limit off.
     "DEFAULT_THROTTLE_RATES": {
         "public": env("THROTTLE_PUBLIC_RATE", default="100/s") or None,
+        # The player pages, per client address (pages/views.py).
+        "pages": env("THROTTLE_PAGES_RATE", default="10/s") or None,
         "game_server": env("THROTTLE_GAME_SERVER_RATE", default="2000/s") or None,
     },
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",

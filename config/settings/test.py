@@ -24,6 +24,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LEADERBOARD_TOP_CACHE_SECONDS = 0.0
 LEADERBOARD_SEASON_CACHE_SECONDS = 0.0
 GAME_SERVER_KEY_CACHE_SECONDS = 0.0
+PROBE_CACHE_SECONDS = 0.0
 # Tests run the mirror inside the request's on-commit callbacks; the coalescer has its own test.
 MIRROR_COALESCE_SECONDS = 0.0
 

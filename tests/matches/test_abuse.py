@@ -1,5 +1,7 @@
 """Abuse: oversized bodies, rate limits, keys limited to boards, cheaters banned, point caps."""
 
+import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -24,6 +26,94 @@ def test_a_body_over_the_size_limit_is_413(server, season, settings):
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "payload_too_large"
     assert MatchResult.objects.count() == 0
+
+
+RANKS = "/api/v1/leaderboard/ranks"
+
+
+def asgi_post(path: str, chunks: list[bytes], headers: list[tuple[bytes, bytes]]):
+    """POST through the ASGI application as a server would: the body arrives in chunks, and
+    the answer says how many of them the application read."""
+    from config.asgi import application
+
+    messages = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
+        for i, chunk in enumerate(chunks)
+    ]
+    read = 0
+    sent = []
+
+    async def receive():
+        nonlocal read
+        if read < len(messages):
+            read += 1
+            return messages[read - 1]
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"), *headers],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    asyncio.run(asyncio.wait_for(application(scope, receive, send), timeout=30))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], dict(start["headers"]), json.loads(body), read
+
+
+def test_a_body_declared_too_large_is_refused_before_it_is_read(db, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    chunks = [b"x" * 100] * 50
+
+    status, headers, body, read = asgi_post(
+        "/api/v1/scores", chunks, [(b"content-length", b"5000"), (b"authorization", b"Api-Key k")]
+    )
+
+    assert (status, read) == (413, 0)
+    assert body["error"]["code"] == "payload_too_large"
+    assert headers[b"content-type"] == b"application/json"
+    assert MatchResult.objects.count() == 0
+
+
+def test_a_body_without_a_length_is_read_only_up_to_the_limit(db, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    chunks = [b"x" * 100] * 50
+
+    status, _, body, read = asgi_post("/api/v1/scores", chunks, [(b"authorization", b"Api-Key k")])
+
+    assert status == 413
+    assert read == 11  # 1,100 bytes: one chunk past the limit, then no more
+    assert body == {
+        "error": {
+            "code": "payload_too_large",
+            "message": "The request body may be at most 1000 bytes.",
+            "details": None,
+        }
+    }
+    assert MatchResult.objects.count() == 0
+
+
+def test_a_body_within_the_limit_reaches_the_view_whole(settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    raw = json.dumps({"player_ids": [], "unknown": 1}).encode()
+
+    status, _, body, read = asgi_post(RANKS, [raw[:10], raw[10:]], [])
+
+    assert (status, read) == (400, 2)
+    assert body["error"]["code"] == "validation_error"
+    assert body["error"]["details"] == {"fields": {"unknown": ["Unknown field."]}}
 
 
 def test_deeply_nested_json_is_a_clean_400(server, season):

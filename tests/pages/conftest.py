@@ -131,6 +131,7 @@ class Site:
             "LEADERBOARD_TOP_CACHE_SECONDS": "0",
             "LEADERBOARD_SEASON_CACHE_SECONDS": "0",
             "THROTTLE_PUBLIC_RATE": "",
+            "THROTTLE_PAGES_RATE": "",
             "THROTTLE_GAME_SERVER_RATE": "",
             "PYTHONUNBUFFERED": "1",
         }

@@ -1,7 +1,9 @@
 """Closing a season into archived standings and rewards: exact, checked, resumable."""
 
+import copy
 import csv
 import io
+import socket
 from datetime import timedelta
 
 import pyarrow.parquet as pq
@@ -101,6 +103,40 @@ def test_closing_archives_exact_standings_and_rewards(ended):
     assert ArchivedStanding.objects.get(season=season, player_id="p03").reached_at == (
         total.reached_at
     )
+
+
+def test_of_overlapping_rank_ranges_the_one_starting_highest_wins(ended):
+    # Ranks 2 and 3 are in "podium" (1-3) and in "silver" (2-3): silver starts higher. Rank 1 is
+    # in "gold" (1-1) and "podium", which start alike: the range ending first, gold, wins.
+    RewardTier.objects.create(board=ended.board, rank_from=1, rank_to=3, reward_code="podium")
+
+    season = closing.season_close(season=ended)
+
+    assert rewards(season) == {
+        "p00": "gold",
+        "p01": "silver",
+        "p02": "silver",
+        "p03": "top-half",
+        "p04": "top-half",
+        "p07": "top-half",
+    }
+
+
+def test_a_close_that_committed_stays_done_when_the_channel_layer_fails(ended, settings, caplog):
+    # A port bound but not listening: connecting to it is refused at once.
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+        layers = copy.deepcopy(settings.CHANNEL_LAYERS)
+        layers["default"]["CONFIG"]["hosts"] = [{"address": f"redis://127.0.0.1:{port}/0"}]
+        settings.CHANNEL_LAYERS = layers
+
+        season = closing.season_close(season=ended)
+
+    assert (season.state, season.close_step) == ("closed", "closed")
+    assert Season.objects.get(pk=ended.pk).state == "closed"
+    assert len(rewards(season)) == 6
+    assert "season_closed notice" in caplog.text
 
 
 def test_closing_before_the_grace_period_ends_is_refused_unless_forced(post_scores, season):

@@ -1,0 +1,57 @@
+"""Answers a process may reuse for a moment: bounded in count and in age, safe across threads.
+
+Every in-process cache of the service is one of these, so none can grow with what clients ask
+for (a crawler of `?page=N` only turns the oldest answers out).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from cachetools import TTLCache
+
+Answer = TypeVar("Answer")
+
+_MISSING = object()
+
+
+class RecentAnswers(Generic[Answer]):
+    """At most `maxsize()` answers, each reused for `seconds()` (0 or less: never cached).
+
+    Both are read on every call, so a changed setting applies at once (the entries go with it).
+    """
+
+    def __init__(self, *, seconds: Callable[[], float], maxsize: Callable[[], int]) -> None:
+        self._seconds = seconds
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+        self._answers: TTLCache[Hashable, Answer] | None = None
+
+    def get_or_build(self, key: Hashable, build: Callable[[], Answer]) -> Answer:
+        """The answer cached under `key`, or `build()`'s, which is then kept. Two threads that
+        miss together both build; callers that must build once hold their own lock."""
+        seconds, maxsize = self._seconds(), self._maxsize()
+        if seconds <= 0:
+            return build()
+        with self._lock:
+            answers = self._answers
+            if answers is None or answers.ttl != seconds or answers.maxsize != maxsize:
+                answers = self._answers = TTLCache(maxsize=maxsize, ttl=seconds)
+            cached = answers.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        answer = build()
+        with self._lock:
+            if self._answers is answers:
+                answers[key] = answer
+        return answer
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers = None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return 0 if self._answers is None else len(self._answers)
