@@ -21,12 +21,47 @@ logger = logging.getLogger(__name__)
 
 
 def schedule_window(board: Board, moment: datetime) -> tuple[datetime, datetime]:
-    """The [start, end) window of the board's schedule that holds `moment`."""
+    """The [start, end) window of the board's schedule that holds `moment`, in UTC.
+
+    Firings are found on the local wall clock (cronsim on naive datetimes, so it never sees a
+    clock change) and each is then placed at one UTC instant (`_firing_instant`). That placing
+    keeps the order of the wall times, so the windows between consecutive instants tile time.
+    """
     tz = ZoneInfo(board.schedule_timezone)
-    local = moment.astimezone(tz).replace(microsecond=0) + timedelta(seconds=1)
-    start = next(CronSim(board.cron_expression, local, reverse=True))
-    end = next(CronSim(board.cron_expression, start))
-    return start.astimezone(UTC), end.astimezone(UTC)
+    wall = moment.astimezone(tz).replace(tzinfo=None, microsecond=0)
+    # The last firing at or before the moment's wall time fires at or before the moment. In a
+    # repeated hour, firings with later wall times may fire before it too: step past them.
+    previous = next(CronSim(board.cron_expression, wall + timedelta(seconds=1), reverse=True))
+    firings = CronSim(board.cron_expression, previous)
+    start, end = _firing_instant(previous, tz), _firing_instant(next(firings), tz)
+    while end <= moment:
+        start, end = end, _firing_instant(next(firings), tz)
+    return start, end
+
+
+def _firing_instant(wall: datetime, tz: ZoneInfo) -> datetime:
+    """The UTC instant at which the schedule fires for the naive local time `wall`.
+
+    A wall time that occurs twice (the clock goes back) fires once, at its first occurrence.
+    A wall time the clock skips (the clock goes forward) fires at the instant of the jump, the
+    first local time after it that exists, as Debian cron and cronsim's own fix-up for
+    fixed-time expressions do. Several skipped firings then share one instant and the windows
+    between them vanish instead of being empty.
+    """
+    instant = wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    if instant.astimezone(tz).replace(tzinfo=None) == wall:
+        return instant
+    # Read with the offset before the jump a skipped time lands after it, with the offset after
+    # the jump before it. Zones change offset on whole seconds: find the jump to the second.
+    after = int(instant.timestamp())
+    before = int(wall.replace(tzinfo=tz, fold=1).timestamp())
+    while after - before > 1:
+        middle = (before + after) // 2
+        if datetime.fromtimestamp(middle, tz).replace(tzinfo=None) >= wall:
+            after = middle
+        else:
+            before = middle
+    return datetime.fromtimestamp(after, UTC)
 
 
 def season_label(board: Board, starts_at: datetime) -> tuple[str, str]:

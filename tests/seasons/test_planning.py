@@ -43,6 +43,70 @@ def test_a_schedule_gives_the_window_holding_a_moment(schedule, cron, tz, start,
     assert schedule_window(board, current.ends_at)[0] == upcoming.starts_at
 
 
+# Europe/Berlin in 2026: on Mar 29 the clock jumps from 02:00 CET to 03:00 CEST at 01:00 UTC;
+# on Oct 25 it goes back from 03:00 CEST to 02:00 CET at 01:00 UTC, so 02:00-03:00 runs twice
+# (00:00-01:00 UTC and 01:00-02:00 UTC).
+@pytest.mark.parametrize(
+    ("cron", "moment", "start", "end"),
+    [
+        ("0 * * * *", "2026-10-25T00:40", "2026-10-25T00:00", "2026-10-25T02:00"),
+        ("0 * * * *", "2026-10-25T01:40", "2026-10-25T00:00", "2026-10-25T02:00"),
+        ("*/30 * * * *", "2026-10-25T00:10", "2026-10-25T00:00", "2026-10-25T00:30"),
+        ("*/30 * * * *", "2026-10-25T01:00", "2026-10-25T00:30", "2026-10-25T02:00"),
+        ("*/30 * * * *", "2026-10-25T01:40", "2026-10-25T00:30", "2026-10-25T02:00"),
+        ("0 * * * *", "2026-03-29T00:59:59.999999", "2026-03-29T00:00", "2026-03-29T01:00"),
+        ("0 * * * *", "2026-03-29T01:00", "2026-03-29T01:00", "2026-03-29T02:00"),
+        ("*/30 * * * *", "2026-03-29T00:45", "2026-03-29T00:30", "2026-03-29T01:00"),
+        ("*/30 * * * *", "2026-03-29T01:00", "2026-03-29T01:00", "2026-03-29T01:30"),
+        ("0 2 * * *", "2026-03-29T00:59", "2026-03-28T01:00", "2026-03-29T01:00"),
+        ("0 2 * * *", "2026-03-29T01:00", "2026-03-29T01:00", "2026-03-30T00:00"),
+    ],
+)
+def test_a_schedule_across_a_clock_change_gives_the_window_holding_the_moment(
+    post_scores, cron, moment, start, end
+):
+    # given an hourly, half-hourly or daily board read in Berlin time
+    board = BoardFactory(
+        slug="global", schedule="cron", schedule_cron=cron, schedule_timezone="Europe/Berlin"
+    )
+    moment, start, end = (
+        datetime.fromisoformat(value).replace(tzinfo=UTC) for value in (moment, start, end)
+    )
+
+    # when the window is asked for, and the board planned, at a moment around the clock change
+    window = schedule_window(board, moment)
+    with time_machine.travel(moment, tick=False):
+        [current, upcoming] = board_seasons_plan(board=board)
+        response = post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
+
+    # then the window holds the moment, the season is that window, and a result then counts
+    assert window == (start, end)
+    assert (current.starts_at, current.ends_at) == (start, end)
+    assert upcoming.starts_at == end
+    assert response.status_code == 201
+    assert response.json()["season"] == current.slug
+
+
+@pytest.mark.parametrize("cron", ["0 * * * *", "*/30 * * * *"])
+@pytest.mark.parametrize("night", ["2026-03-29", "2026-10-25"])
+def test_planning_through_a_clock_change_creates_seasons_that_meet(cron, night):
+    # given an hourly or half-hourly board read in Berlin time
+    board = BoardFactory(schedule="cron", schedule_cron=cron, schedule_timezone="Europe/Berlin")
+    midnight = datetime.fromisoformat(night).replace(tzinfo=UTC)
+
+    # when planning runs every ten minutes through the night of the clock change
+    for step in range(-6, 24):
+        with time_machine.travel(midnight + timedelta(minutes=10 * step), tick=False):
+            board_seasons_plan(board=board)
+
+    # then the seasons follow each other with no gap and no overlap
+    seasons = list(Season.objects.filter(board=board).order_by("starts_at"))
+    assert all(season.ends_at > season.starts_at for season in seasons)
+    assert [s.ends_at for s in seasons[:-1]] == [s.starts_at for s in seasons[1:]]
+    assert seasons[0].starts_at <= midnight - timedelta(hours=1)
+    assert seasons[-1].ends_at > midnight + timedelta(hours=3)
+
+
 def test_planning_twice_creates_nothing_new():
     board = BoardFactory(schedule="weekly")
     with time_machine.travel(WEDNESDAY, tick=False):
