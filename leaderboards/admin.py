@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from matches.admin import ReadOnlyAdmin
+from config.admin import ReadOnlyAdmin
 
 from .models import ReconciliationRun
 
@@ -12,3 +12,4 @@ class ReconciliationRunAdmin(ReadOnlyAdmin):
     list_display = ("started_at", "season", "kind", "checked", "drift", "fixed")
     list_filter = ("kind", "season__board")
     list_select_related = ("season", "season__board")
+    search_fields = ()

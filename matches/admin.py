@@ -5,15 +5,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework_api_key.admin import APIKeyModelAdmin
 
+from config.admin import LargeTableAdmin, ReadOnlyAdmin
+
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
 
 
 @admin.register(Player)
-class PlayerAdmin(admin.ModelAdmin):
+class PlayerAdmin(LargeTableAdmin):
     list_display = ("player_id", "display_name", "banned_at", "ban_reason", "created_at")
     list_filter = (("banned_at", admin.EmptyFieldListFilter),)
-    search_fields = ("player_id", "display_name")
     readonly_fields = ("banned_at", "ban_reason", "created_at", "updated_at")
     actions = ["ban", "unban"]
 
@@ -30,33 +31,18 @@ class PlayerAdmin(admin.ModelAdmin):
         self.message_user(request, f"Unbanned {queryset.count()} player(s).", messages.SUCCESS)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(MatchResult)
 class MatchResultAdmin(ReadOnlyAdmin):
     list_display = ("match_id", "player", "season", "points", "ended_at", "received_at")
     list_filter = ("season__board", "season")
-    search_fields = ("match_id", "player__player_id")
     list_select_related = ("season", "season__board")
-    show_full_result_count = False
 
 
 @admin.register(PlayerTotal)
 class PlayerTotalAdmin(ReadOnlyAdmin):
     list_display = ("player", "season", "points", "reached_at", "updated_at")
     list_filter = ("season__board", "season")
-    search_fields = ("player__player_id",)
     list_select_related = ("season", "season__board")
-    show_full_result_count = False
 
 
 @admin.register(GameServer)

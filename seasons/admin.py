@@ -7,8 +7,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from config.admin import ReadOnlyAdmin
 from leaderboards.tasks import rebuild_season
-from matches.admin import ReadOnlyAdmin
 
 from .exports import standings_export_csv, standings_export_parquet
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
@@ -137,14 +137,11 @@ class SeasonAdmin(admin.ModelAdmin):
 class ArchivedStandingAdmin(ReadOnlyAdmin):
     list_display = ("season", "rank", "player", "points", "reached_at")
     list_filter = ("season__board", "season")
-    search_fields = ("player__player_id",)
     list_select_related = ("season", "season__board")
-    show_full_result_count = False
 
 
 @admin.register(SeasonReward)
 class SeasonRewardAdmin(ReadOnlyAdmin):
     list_display = ("season", "rank", "player", "reward_code", "awarded_at")
     list_filter = ("season__board", "season", "reward_code")
-    search_fields = ("player__player_id",)
     list_select_related = ("season", "season__board")

@@ -1,0 +1,71 @@
+"""Admin changelists of the tables that grow without bound: no page counts a whole table, and
+search goes through an index (an exact player id)."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from config import admin as admin_paging
+
+pytestmark = pytest.mark.django_db
+
+LARGE_TABLE_PAGES = [
+    "/admin/matches/player/",
+    "/admin/matches/matchresult/",
+    "/admin/matches/playertotal/",
+    "/admin/seasons/archivedstanding/",
+    "/admin/seasons/seasonreward/",
+    "/admin/leaderboards/reconciliationrun/",
+]
+
+
+@pytest.fixture
+def operator(client):
+    User.objects.create_superuser("operator", "op@example.com", "pw")
+    client.login(username="operator", password="pw")
+    return client
+
+
+@pytest.fixture
+def played(post_scores, season):
+    body = [{"player_id": f"p{i}", "points": 10 + i, "match_id": "m1"} for i in range(6)]
+    assert post_scores(body).status_code == 200
+
+
+@pytest.mark.parametrize("path", LARGE_TABLE_PAGES)
+def test_a_changelist_never_counts_a_whole_table(operator, played, path, monkeypatch):
+    monkeypatch.setattr(admin_paging, "EXACT_COUNT_LIMIT", 3)
+
+    with CaptureQueriesContext(connection) as queries:
+        page = operator.get(path)
+
+    assert page.status_code == 200
+    counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert counts, "the changelist counted nothing at all"
+    assert all(re.search(r"\bLIMIT 4\b", sql) for sql in counts), counts
+
+
+def test_players_are_found_by_their_exact_id_only(operator, played):
+    exact = operator.get("/admin/matches/playertotal/", {"q": "p3"})
+    part = operator.get("/admin/matches/playertotal/", {"q": "p"})
+
+    assert exact.status_code == part.status_code == 200
+    assert exact.context["cl"].result_count == 1
+    assert [t.player_id for t in exact.context["cl"].result_list] == ["p3"]
+    assert part.context["cl"].result_count == 0
+
+
+def test_past_the_exact_limit_an_unfiltered_list_shows_the_tables_estimate(
+    operator, played, monkeypatch
+):
+    monkeypatch.setattr(admin_paging, "EXACT_COUNT_LIMIT", 3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE matches_playertotal")
+
+    page = operator.get("/admin/matches/playertotal/")
+
+    # the estimate, never less than what was counted (limit + 1)
+    assert page.context["cl"].result_count >= 4
