@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from matches.models import PendingStanding, PlayerTotal
@@ -27,9 +26,13 @@ from .models import ReconciliationRun
 logger = logging.getLogger(__name__)
 
 RECENT = timedelta(minutes=10)
+# Players the walk checks per season and run (every minute): 144 million a day, so a board of
+# 100 million players is walked in about 17 hours.
+WALK_PAGE = 100_000
+# ZSET members one run looks at for strangers.
+STRANGER_SCAN = 100_000
 # Latest results whose players the recent pass checks, at most.
 RECENT_RESULTS = 20000
-WALK_PAGE = 5000
 CHUNK = 1000
 
 
@@ -134,12 +137,10 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
         .values_list("player_id", flat=True)[:WALK_PAGE]
     )
     _check(season, page, walk)
-    last = page[-1] if page else ""
-    if len(page) < WALK_PAGE:
-        # The walk reached the end of the season: look for members PostgreSQL does not know
-        # (they have no total to compare against), then start over.
-        walk.drift += _remove_strangers(season, all_totals, walk)
-        last = ""
+    # The walk starts over once it reached the end of the season.
+    last = page[-1] if len(page) == WALK_PAGE else ""
+    # Members PostgreSQL does not know have no total to compare against: a scan of Redis.
+    walk.drift += _remove_strangers(season, walk)
     Season.objects.filter(pk=season.pk).update(reconcile_cursor=last)
     season.reconcile_cursor = last
     _record(season, ReconciliationRun.Kind.WALK, walk, now)
@@ -148,24 +149,29 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     )
 
 
-def _remove_strangers(season: Season, totals: QuerySet[PlayerTotal], tally: Tally) -> int:
-    expected = totals.filter(player__banned_at__isnull=True).count()
-    if store.board_size(season.pk) == expected:
-        return 0
-    strangers = 0
-    for page in store.iter_standings(season.pk, page_size=CHUNK):
+def _remove_strangers(season: Season, tally: Tally) -> int:
+    """Members PostgreSQL has no total for, found by one stretch (at most STRANGER_SCAN members)
+    of a scan through the ZSET that the next run resumes (ZSCAN's cursor, kept in Redis): every
+    member is looked at in turn, and no run reads a whole board. Returns how many it found."""
+    cursor = store.reconcile_scan_cursor(season.pk)
+    strangers = scanned = 0
+    while True:
+        cursor, members = store.scan_standings(season.pk, cursor=cursor, count=CHUNK)
         known = set(
-            totals.filter(player_id__in=[s.player_id for s in page]).values_list(
-                "player_id", flat=True
-            )
+            PlayerTotal.objects.filter(
+                season=season, player_id__in=[player_id for player_id, _ in members]
+            ).values_list("player_id", flat=True)
         )
-        for standing in page:
-            if standing.player_id not in known:
-                strangers += 1
-                if store.compare_and_set(
-                    season.pk, standing.player_id, expected=standing.composite, composite=None
-                ):
-                    tally.fixed += 1
+        for player_id, composite in members:
+            if player_id in known:
+                continue
+            strangers += 1
+            if store.compare_and_set(season.pk, player_id, expected=composite, composite=None):
+                tally.fixed += 1
+        scanned += len(members)
+        if cursor == 0 or scanned >= STRANGER_SCAN:
+            break
+    store.reconcile_scan_cursor_set(season.pk, cursor)
     if strangers:
         logger.warning("season %s: removed %d players unknown to PostgreSQL", season.pk, strangers)
     return strangers

@@ -431,6 +431,22 @@ def read_batch(
     return BatchRead(size=int(next(replies)), top=page, players=players, arounds=windows)
 
 
+def scan_standings(season_id: int, *, cursor: int, count: int) -> tuple[int, list[tuple[str, int]]]:
+    """One ZSCAN step over the season's members: the next cursor (0 at the end) and a few
+    (player_id, composite) pairs. A member present for a whole scan is returned at least once."""
+    next_cursor, members = client().zscan(standings_key(season_id), cursor=cursor, count=count)
+    return int(next_cursor), [(player_id, int(score)) for player_id, score in members]
+
+
+def reconcile_scan_cursor(season_id: int) -> int:
+    """Where reconciliation's scan of the season's members stopped (0: at the start)."""
+    return int(client().get(_season_key(season_id, "reconcile-scan")) or 0)
+
+
+def reconcile_scan_cursor_set(season_id: int, cursor: int) -> None:
+    client().set(_season_key(season_id, "reconcile-scan"), cursor)
+
+
 def iter_standings(season_id: int, *, page_size: int = 1000) -> Iterable[list[Standing]]:
     """Walk the whole board by rank in pages (for archiving and checks)."""
     offset = 0
@@ -483,7 +499,8 @@ def rebuild_standings(
 
 
 def delete_standings(season_id: int) -> None:
-    client().unlink(standings_key(season_id))
+    """Free every key of a season (its standings and their bookkeeping)."""
+    client().unlink(*_season_keys(season_id), _season_key(season_id, "reconcile-scan"))
 
 
 def delete_prefixed_keys() -> int:

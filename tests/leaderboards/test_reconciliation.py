@@ -122,3 +122,25 @@ def test_a_mirror_write_between_the_two_reads_is_not_drift(season, mirrored, mon
     # then
     assert tally.drift == 0
     assert real_scores_of(season.pk, [total.player_id]) == [expected(total)]
+
+
+def test_strangers_are_found_by_a_scan_that_resumes_where_it_stopped(season, mirrored, monkeypatch):
+    # given: a board with many members PostgreSQL does not know, and scans of a few at a time
+    monkeypatch.setattr(reconciliation, "CHUNK", 10)
+    monkeypatch.setattr(reconciliation, "STRANGER_SCAN", 10)
+    store.write_standings(
+        [store.StandingWrite(season.pk, f"stranger{i}", 2**40 + i) for i in range(300)]
+    )
+
+    # when: reconciliation runs until none is left, each run scanning a bounded stretch
+    runs = 0
+    while store.board_size(season.pk) > len(mirrored) and runs < 100:
+        reconciliation.season_reconcile(season=season)
+        runs += 1
+
+    # then: every stranger went, over several runs, and the players PostgreSQL knows stayed
+    assert runs > 1
+    assert store.board_size(season.pk) == len(mirrored)
+    assert store.scores_of(season.pk, [t.player_id for t in mirrored]) == [
+        expected(t) for t in mirrored
+    ]
