@@ -16,12 +16,19 @@ from .tasks import close_season
 
 
 class SeasonInline(admin.TabularInline):
+    """The board's seasons that are not closed yet (the running, upcoming and closing ones): an
+    hourly board has thousands of closed seasons a year, which the Seasons list pages through."""
+
     model = Season
     extra = 0
     fields = ("slug", "name", "starts_at", "ends_at", "grace_period", "state")
     readonly_fields = ("state",)
     show_change_link = True
     ordering = ("-starts_at",)
+    verbose_name_plural = "seasons not closed yet (closed ones: the Seasons list)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Season]:
+        return super().get_queryset(request).exclude(state=SeasonState.CLOSED)
 
 
 class RewardTierInline(admin.TabularInline):

@@ -2,13 +2,17 @@
 search goes through an index (an exact player id)."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from config import admin as admin_paging
+from seasons.models import Season, SeasonState
+from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +73,29 @@ def test_past_the_exact_limit_an_unfiltered_list_shows_the_tables_estimate(
 
     # the estimate, never less than what was counted (limit + 1)
     assert page.context["cl"].result_count >= 4
+
+
+def test_a_boards_page_lists_only_its_seasons_not_closed_yet(operator, db):
+    # given: a board with many closed seasons and a running one
+    board = BoardFactory(slug="hourly")
+    start = timezone.now().replace(microsecond=0) - timedelta(hours=30)
+    for hour in range(29):
+        SeasonFactory(
+            board=board,
+            slug=f"h{hour}",
+            starts_at=start + timedelta(hours=hour),
+            ends_at=start + timedelta(hours=hour + 1),
+            state=SeasonState.CLOSED,
+        )
+    running = SeasonFactory(
+        board=board,
+        slug="now",
+        starts_at=start + timedelta(hours=29),
+        ends_at=start + timedelta(hours=31),
+    )
+
+    page = operator.get(f"/admin/seasons/board/{board.pk}/change/")
+
+    assert page.status_code == 200
+    formset = next(f for f in page.context["inline_admin_formsets"] if f.opts.model is Season)
+    assert [form.original for form in formset if form.original] == [running]
