@@ -239,3 +239,37 @@ class RanksView(APIView):
                 )
             ).data
         )
+
+
+class PlayerSeasonRowOut(serializers.Serializer):
+    board = serializers.CharField()
+    season = serializers.CharField()
+    season_name = serializers.CharField()
+    status = serializers.ChoiceField(choices=["scheduled", "running", "closing", "closed"])
+    ends_at = serializers.DateTimeField()
+    rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="The live rank, or the final one once closed; null off the board.",
+    )
+    final_rank = serializers.IntegerField(allow_null=True, help_text="Null until closed.")
+    competition_rank = serializers.IntegerField(allow_null=True)
+    points = serializers.IntegerField()
+    total_players = serializers.IntegerField(allow_null=True)
+    reward = serializers.CharField(allow_null=True)
+
+
+class PlayerSeasonsOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    seasons = PlayerSeasonRowOut(many=True)
+
+
+class PlayerSeasonsView(APIView):
+    @extend_schema(
+        parameters=[PLAYER_ID_PATH],
+        responses=PlayerSeasonsOut,
+        summary="A player's seasons: the running ones with their live rank, then the closed ones",
+    )
+    def get(self, request: Request, player_id: str) -> Response:
+        check_player_id(player_id)
+        rows = selectors.player_seasons(player_id=player_id)
+        return Response(PlayerSeasonsOut({"player_id": player_id, "seasons": rows}).data)

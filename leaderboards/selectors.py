@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -16,9 +17,10 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from config.caching import RecentAnswers
-from matches.models import Player
-from seasons.models import Season, SeasonState
+from matches.models import Player, PlayerTotal
+from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.scoring import points_of
+from seasons.selectors import player_history
 
 from . import archive, store
 
@@ -237,3 +239,40 @@ def players_ranks(
         "total_players": total,
         "entries": entries,
     }
+
+
+def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every season the player has a standing in: the ones not closed yet first (their live
+    rank and points, newest first), then the closed ones with their final rank and reward.
+    A player off the live board (banned, or a result still being mirrored) has no rank there."""
+    now = now or timezone.now()
+    totals = (
+        PlayerTotal.objects.filter(player_id=player_id)
+        .exclude(season__state=SeasonState.CLOSED)
+        .select_related("season", "season__board")
+        .order_by("-season__starts_at")
+    )
+    running = []
+    for total in totals:
+        season = total.season
+        size, standing = store.read_rank(season.pk, player_id)
+        running.append(
+            {
+                "board": season.board.slug,
+                "season": season.slug,
+                "season_name": season.name,
+                "status": season.status_at(now),
+                "ends_at": season.ends_at,
+                "rank": None if standing is None else standing.rank,
+                "final_rank": None,
+                "competition_rank": None if standing is None else standing.better_count + 1,
+                "points": total.points,
+                "total_players": size,
+                "reward": None,
+            }
+        )
+    closed = [
+        {**row, "status": SeasonStatus.CLOSED, "rank": row["final_rank"]}
+        for row in player_history(player_id=player_id)
+    ]
+    return running + closed

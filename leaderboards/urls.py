@@ -3,6 +3,7 @@ from django.urls import path
 from . import api
 
 urlpatterns = [
+    path("players/<str:player_id>/seasons", api.PlayerSeasonsView.as_view(), name="player-seasons"),
     path("leaderboard/top", api.TopView.as_view(), name="leaderboard-top"),
     path("leaderboard/ranks", api.RanksView.as_view(), name="leaderboard-ranks"),
     path(

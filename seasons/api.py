@@ -14,11 +14,9 @@ from rest_framework.views import APIView
 from config.api import (
     BOARD_QUERY,
     OPTIONAL_PLAYER_ID_PATTERN,
-    PLAYER_ID_PATH,
     SLUG_PATH,
     validate_query,
 )
-from matches.api import check_player_id
 
 from . import selectors
 from .models import Board, Season
@@ -111,35 +109,6 @@ class SeasonDetailView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)
-
-
-class HistoryRowOut(serializers.Serializer):
-    board = serializers.CharField()
-    season = serializers.CharField()
-    season_name = serializers.CharField()
-    ends_at = serializers.DateTimeField()
-    final_rank = serializers.IntegerField()
-    competition_rank = serializers.IntegerField()
-    points = serializers.IntegerField()
-    total_players = serializers.IntegerField(allow_null=True)
-    reward = serializers.CharField(allow_null=True)
-
-
-class HistoryOut(serializers.Serializer):
-    player_id = serializers.CharField()
-    seasons = HistoryRowOut(many=True)
-
-
-class PlayerHistoryView(APIView):
-    @extend_schema(
-        parameters=[PLAYER_ID_PATH],
-        responses=HistoryOut,
-        summary="A player's final rank in every closed season",
-    )
-    def get(self, request: Request, player_id: str) -> Response:
-        check_player_id(player_id)
-        rows = selectors.player_history(player_id=player_id)
-        return Response(HistoryOut({"player_id": player_id, "seasons": rows}).data)
 
 
 class RewardOut(serializers.Serializer):

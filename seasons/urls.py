@@ -7,5 +7,4 @@ urlpatterns = [
     path("seasons", api.SeasonListView.as_view(), name="season-list"),
     path("seasons/<slug:slug>", api.SeasonDetailView.as_view(), name="season-detail"),
     path("seasons/<slug:slug>/rewards", api.SeasonRewardsView.as_view(), name="season-rewards"),
-    path("players/<str:player_id>/seasons", api.PlayerHistoryView.as_view(), name="player-history"),
 ]

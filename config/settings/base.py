@@ -223,6 +223,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two fields are called "status": a season's and a posted result's.
+    "ENUM_NAME_OVERRIDES": {
+        "SeasonStatusEnum": ["scheduled", "running", "closing", "closed"],
+        "ResultStatusEnum": ["accepted", "duplicate"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",

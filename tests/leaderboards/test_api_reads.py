@@ -3,8 +3,10 @@
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from matches.models import Player
+from seasons import closing
 from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
@@ -208,3 +210,43 @@ def test_whoever_reached_the_total_first_ranks_higher_whatever_the_arrival_order
     entries = client.get("/api/v1/leaderboard/top").json()["entries"]
 
     assert [e["player_id"] for e in entries] == ["early", "late"]
+
+
+def test_a_players_seasons_list_the_running_ones_first_with_their_live_rank(
+    client, post_scores, db
+):
+    # given: a season that ended half an hour ago (late results still taken), the next one
+    # running, results in both, and the first one closed into its archive
+    board = BoardFactory(slug="global")
+    now = timezone.now().replace(microsecond=0)
+    past = SeasonFactory(
+        board=board,
+        slug="past",
+        starts_at=now - timedelta(days=9),
+        ends_at=now - timedelta(minutes=30),
+        grace_period=timedelta(hours=1),
+    )
+    SeasonFactory(board=board, slug="now", starts_at=past.ends_at, ends_at=now + timedelta(days=5))
+    ended = (past.ends_at - timedelta(hours=1)).isoformat()
+    post_scores(
+        [
+            {"player_id": "ann", "points": 5, "match_id": "a", "season": "past", "ended_at": ended},
+            {"player_id": "bob", "points": 9, "match_id": "a", "season": "past", "ended_at": ended},
+        ]
+    )
+    closing.season_close(season=past, force=True)
+    post_scores({"player_id": "ann", "points": 30, "match_id": "b"})
+    post_scores({"player_id": "cat", "points": 40, "match_id": "b"})
+
+    # when
+    seasons = client.get("/api/v1/players/ann/seasons").json()["seasons"]
+
+    # then
+    assert [
+        (r["season"], r["status"], r["rank"], r["final_rank"], r["points"], r["total_players"])
+        for r in seasons
+    ] == [("now", "running", 2, None, 30, 2), ("past", "closed", 2, 2, 5, 2)]
+    assert client.get("/api/v1/players/nobody/seasons").json() == {
+        "player_id": "nobody",
+        "seasons": [],
+    }
