@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import threading
 from typing import Any
 
-from cachetools import TTLCache
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -14,29 +12,26 @@ from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 from rest_framework_api_key.permissions import KeyParser
 
+from config.caching import RecentAnswers
+
 from .models import GameServer
 
 # Keys verified recently, by a digest of the key: a game server posting hundreds of times a
 # second would otherwise cost two queries a request (the key, then its boards). A revoked key
 # or a change of its boards takes effect within GAME_SERVER_KEY_CACHE_SECONDS; expiry is checked
-# on every request.
-_verified: TTLCache[str, tuple[GameServer, frozenset[str] | None]] | None = None
-_verified_lock = threading.Lock()
+# on every request. Unknown keys raise, so only real keys are kept.
+verified_keys_cache: RecentAnswers[tuple[GameServer, frozenset[str] | None]] = RecentAnswers(
+    seconds=lambda: settings.GAME_SERVER_KEY_CACHE_SECONDS, maxsize=lambda: 1024
+)
 
 
-def _verified_cache() -> TTLCache[str, tuple[GameServer, frozenset[str] | None]]:
-    global _verified
-    with _verified_lock:
-        if _verified is None:
-            _verified = TTLCache(maxsize=1024, ttl=settings.GAME_SERVER_KEY_CACHE_SECONDS)
-        return _verified
-
-
-def verified_keys_forget() -> None:
-    """Forget every key verified by this process (tests, and after revoking keys by hand)."""
-    with _verified_lock:
-        if _verified is not None:
-            _verified.clear()
+def _verify(key: str) -> tuple[GameServer, frozenset[str] | None]:
+    try:
+        server = GameServer.objects.get_from_key(key)
+    except GameServer.DoesNotExist:
+        raise exceptions.AuthenticationFailed("Unknown or revoked game-server key.") from None
+    slugs = frozenset(server.boards.values_list("slug", flat=True))
+    return server, slugs or None
 
 
 class GameServerKeyAuthentication(authentication.BaseAuthentication):
@@ -50,21 +45,7 @@ class GameServerKeyAuthentication(authentication.BaseAuthentication):
         if not key:
             return None
         digest = hashlib.sha256(key.encode()).hexdigest()
-        cache = _verified_cache()
-        with _verified_lock:
-            hit = cache.get(digest)
-        if hit is None:
-            try:
-                server = GameServer.objects.get_from_key(key)
-            except GameServer.DoesNotExist:
-                raise exceptions.AuthenticationFailed(
-                    "Unknown or revoked game-server key."
-                ) from None
-            slugs = frozenset(server.boards.values_list("slug", flat=True))
-            hit = (server, slugs or None)
-            if settings.GAME_SERVER_KEY_CACHE_SECONDS > 0:
-                with _verified_lock:
-                    cache[digest] = hit
+        hit = verified_keys_cache.get_or_build(digest, lambda: _verify(key))
         server, boards = hit
         if server.has_expired:
             raise exceptions.AuthenticationFailed("This game-server key has expired.")

@@ -8,17 +8,16 @@ sweep in leaderboards/services.py catches up whatever was committed but not mirr
 from __future__ import annotations
 
 import json
-import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cachetools import TTLCache
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from config.caching import RecentAnswers
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
 from seasons.models import Board, ScoreOperator, Season, SeasonState
 from seasons.scoring import MAX_POINTS, composite_sql
@@ -30,10 +29,11 @@ from .models import Player
 # The advisory lock that orders bans against results being written (any fixed 64-bit number).
 BANS_LOCK = 7_466_921_042
 
-# Boards by slug, reused for LEADERBOARD_SEASON_CACHE_SECONDS: a board's rules and limits
-# change rarely, and every request needs them. Bounded, so a flood of slugs cannot grow it.
-_boards_cache: TTLCache[str, Board] | None = None
-_boards_lock = threading.Lock()
+# Boards by slug (None: no such board), reused for LEADERBOARD_SEASON_CACHE_SECONDS: a board's
+# rules and limits change rarely, and every request needs them.
+board_lookups_cache: RecentAnswers[Board | None] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1024
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,28 +84,13 @@ def _where(index: int, batch: bool) -> str:
 
 
 def _boards(slugs: set[str]) -> dict[str, Board]:
-    global _boards_cache
-    ttl = settings.LEADERBOARD_SEASON_CACHE_SECONDS
-    with _boards_lock:
-        if _boards_cache is None and ttl > 0:
-            _boards_cache = TTLCache(maxsize=1024, ttl=ttl)
-        cache = _boards_cache if ttl > 0 else None
-        found = {slug: cache[slug] for slug in slugs if cache is not None and slug in cache}
-    missing = slugs - found.keys()
-    if missing:
-        loaded = {b.slug: b for b in Board.objects.filter(slug__in=missing)}
-        if cache is not None:
-            with _boards_lock:
-                cache.update(loaded)
-        found.update(loaded)
-    return found
-
-
-def boards_forget() -> None:
-    """Drop the boards reused by this process (after an operator changed one, and in tests)."""
-    with _boards_lock:
-        if _boards_cache is not None:
-            _boards_cache.clear()
+    boards = {
+        slug: board_lookups_cache.get_or_build(
+            slug, lambda slug=slug: Board.objects.filter(slug=slug).first()
+        )
+        for slug in slugs
+    }
+    return {slug: board for slug, board in boards.items() if board is not None}
 
 
 def _resolve(

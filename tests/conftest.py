@@ -14,7 +14,7 @@ from leaderboards import selectors as leaderboard_selectors
 from leaderboards import store
 from matches import services as match_services
 from matches.models import GameServer
-from matches.permissions import verified_keys_forget
+from matches.permissions import verified_keys_cache
 from seasons import selectors as season_selectors
 from seasons.models import Season
 
@@ -28,8 +28,8 @@ def _clean_redis() -> Iterator[None]:
     leaderboard_selectors.around_answers_cache.clear()
     season_selectors.season_lookups_cache.clear()
     health.probe_answers.clear()
-    match_services.boards_forget()
-    verified_keys_forget()
+    match_services.board_lookups_cache.clear()
+    verified_keys_cache.clear()
     yield
     store.delete_prefixed_keys()
     cache.delete_pattern("*")
