@@ -17,7 +17,7 @@ from django.utils import timezone
 from matches.models import PendingStanding, Player, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
-from seasons.models import ScoreOperator, Season, SeasonState, SortOrder
+from seasons.models import Season, SeasonState
 from seasons.scoring import composite_for, composite_sql
 
 from . import live, store
@@ -28,10 +28,6 @@ REBUILD_CHUNK = 20000
 # The sweep leaves younger outbox rows to the tasks already queued for them.
 SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
-
-
-def _worsening(*, score_operator: str, sort_order: str) -> bool:
-    return score_operator == ScoreOperator.SUM and sort_order == SortOrder.LOWEST_FIRST
 
 
 def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
@@ -78,37 +74,28 @@ def totals_mirror_pending(
     pending = PendingStanding.objects.filter(changed_at__lt=timezone.now() - older_than)
     if season is not None:
         pending = pending.filter(season=season)
-    rows = list(
-        pending.order_by("id").values_list(
-            "id",
-            "season_id",
-            "player_id",
-            "composite",
-            "season__board__score_operator",
-            "season__board__sort_order",
-        )[:limit]
-    )
+    rows = list(pending.select_related("season__board").order_by("id")[:limit])
     if not rows:
         return 0
     # A ban whose refresh task was lost too: the sweep checks PostgreSQL, since the banned
     # players Redis remembers are only as good as that task.
     banned = set(
         Player.objects.filter(
-            player_id__in={row[2] for row in rows}, banned_at__isnull=False
+            player_id__in={row.player_id for row in rows}, banned_at__isnull=False
         ).values_list("player_id", flat=True)
     )
     for player_id in banned:
-        store.players_ban({row[1] for row in rows if row[2] == player_id}, player_id)
+        store.players_ban({row.season_id for row in rows if row.player_id == player_id}, player_id)
     standings_mirror(
         changes=[
             StandingChange(
-                pending_id,
-                season_id,
-                player_id,
-                composite,
-                _worsening(score_operator=operator, sort_order=sort_order),
+                row.pk,
+                row.season_id,
+                row.player_id,
+                row.composite,
+                row.season.board.standings_worsen,
             )
-            for pending_id, season_id, player_id, composite, operator, sort_order in rows
+            for row in rows
         ]
     )
     logger.info("sweep mirrored %d pending standings", len(rows))
@@ -123,7 +110,7 @@ def mirror_lag_seconds(*, now: datetime | None = None) -> float:
     return max(0.0, ((now or timezone.now()) - oldest).total_seconds())
 
 
-def _season_composites(season: Season) -> Iterator[tuple[bool, list[tuple[str, int]]]]:
+def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
     """Every player's composite score in the season, computed by PostgreSQL, in chunks.
 
     The arithmetic is seasons.scoring's, rendered into SQL, so ten million rows never pass
@@ -132,7 +119,6 @@ def _season_composites(season: Season) -> Iterator[tuple[bool, list[tuple[str, i
     as inserting in table order (measured on 2 million players).
     """
     board = season.board
-    worsening = _worsening(score_operator=board.score_operator, sort_order=board.sort_order)
     composite = composite_sql(
         points="points",
         reached_at="reached_at",
@@ -155,7 +141,7 @@ def _season_composites(season: Season) -> Iterator[tuple[bool, list[tuple[str, i
             rows = cursor.fetchmany(REBUILD_CHUNK)
             if not rows:
                 return
-            yield worsening, rows
+            yield rows
 
 
 def season_rebuild_standings(
@@ -165,7 +151,10 @@ def season_rebuild_standings(
     One runner per season: raises SeasonBusy while another worker closes or rebuilds it."""
     with season_job(season.pk):
         size = store.rebuild_standings(
-            season.id, lambda: _season_composites(season), on_chunk=on_progress
+            season.id,
+            lambda: _season_composites(season),
+            worsening=season.board.standings_worsen,
+            on_chunk=on_progress,
         )
     live.standings_changed([season.id])
     logger.info("rebuilt season %s: %d players", season.pk, size)
@@ -197,10 +186,7 @@ def player_standings_refresh(*, player_id: str) -> int:
                 season_starts_at=total.season.starts_at,
                 lowest_first=total.season.board.lowest_first,
             ),
-            worsening=_worsening(
-                score_operator=total.season.board.score_operator,
-                sort_order=total.season.board.sort_order,
-            ),
+            worsening=total.season.board.standings_worsen,
         )
         for total in totals
     )

@@ -462,6 +462,7 @@ def rebuild_standings(
     season_id: int,
     chunks_after_start: Any,
     *,
+    worsening: bool,
     on_chunk: Any = None,
 ) -> int:
     """Build the season's ZSET anew and swap it in, so readers see the old board or the new one,
@@ -469,9 +470,9 @@ def rebuild_standings(
 
     The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
     mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
-    with the same GT/LT rule, so neither a newer mirrored score nor a ban is lost by the swap.
-    `chunks_after_start` is called once the marker is set and yields
-    (worsening, [(player_id, composite), ...]) chunks.
+    with the same GT/LT rule (`worsening`: LT), so neither a newer mirrored score nor a ban is
+    lost by the swap. `chunks_after_start` is called once the marker is set and yields chunks of
+    (player_id, composite).
     """
     r = client()
     keys = _season_keys(season_id)
@@ -480,7 +481,7 @@ def rebuild_standings(
     r.set(marker, "1", ex=REBUILD_TTL_SECONDS)
     written = 0
     try:
-        for worsening, chunk in chunks_after_start():
+        for chunk in chunks_after_start():
             if not chunk:
                 continue
             pipe = r.pipeline(transaction=False)

@@ -485,9 +485,7 @@ def _upsert_totals(
             ),
         },
     )
-    worsening = {
-        season_id: rule == "sum" and item.board.lowest_first for (season_id, _), _, _, item in rows
-    }
+    worsening = {season_id: item.board.standings_worsen for (season_id, _), _, _, item in rows}
     changes = []
     for pending_id, season_id, player_id, composite, points in cursor.fetchall():  # type: ignore[attr-defined]
         totals[(season_id, player_id)] = points

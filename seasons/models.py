@@ -96,6 +96,13 @@ class Board(models.Model):
         return self.sort_order == SortOrder.LOWEST_FIRST
 
     @property
+    def standings_worsen(self) -> bool:
+        """Whether a player's composite score only falls as results arrive: sums on a
+        lowest-first board. On every other board it only rises. The mirror moves a score in that
+        direction only (ZADD LT or GT), which makes it indifferent to redelivery and order."""
+        return self.score_operator == ScoreOperator.SUM and self.lowest_first
+
+    @property
     def cron_expression(self) -> str:
         if self.schedule == ScheduleKind.CRON:
             return self.schedule_cron

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from leaderboards import store
 from matches.models import PlayerTotal
-from seasons.models import ScoreOperator
 from seasons.scoring import composite_for
 
 
@@ -26,8 +25,7 @@ def mirror_totals(totals: Iterable[PlayerTotal]) -> int:
             season_id=total.season_id,
             player_id=total.player_id,
             composite=expected_composite(total),
-            worsening=total.season.board.score_operator == ScoreOperator.SUM
-            and total.season.board.lowest_first,
+            worsening=total.season.board.standings_worsen,
         )
         for total in totals
     )

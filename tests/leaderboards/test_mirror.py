@@ -230,7 +230,7 @@ def test_a_result_mirrored_during_a_rebuild_survives_the_swap(post_scores, seaso
         return iter(snapshot)
 
     # when
-    size = store.rebuild_standings(season.id, chunks_then_a_new_result)
+    size = store.rebuild_standings(season.id, chunks_then_a_new_result, worsening=False)
 
     # then: the swap kept both the new player and p1's newer total
     totals = list(PlayerTotal.objects.order_by("player_id"))
@@ -252,7 +252,7 @@ def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
         match_services.player_ban(player_id=player_id)
         services.player_standings_refresh(player_id=player_id)
 
-    store.rebuild_standings(season.id, ban_then_chunks)
+    store.rebuild_standings(season.id, ban_then_chunks, worsening=False)
 
     assert store.scores_of(season.id, ["cheat", "p2"])[0] is None
     assert store.board_size(season.id) == 1
