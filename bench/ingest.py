@@ -251,6 +251,32 @@ class _IngestWindow:
         }
 
 
+def ingest_wrk(
+    *,
+    wrk: str,
+    server: Started,
+    api_key: str,
+    season: Season,
+    batch: int,
+    players: int,
+    tag: str,
+    seconds: float,
+    options: Options,
+) -> Any:
+    """wrk posting batches of `batch` results (1: single results) for players p0..p`players`-1,
+    every match id unique through `tag`, on the ingest connections (closed loop)."""
+    return wrk_run(
+        wrk=wrk,
+        url=server.url,
+        script="ingest.lua",
+        args=[str(batch), str(players), season.board.slug, season.slug, api_key, tag],
+        seconds=seconds,
+        connections=options.ingest_connections,
+        threads=options.threads,
+        timeout_s=10,
+    )
+
+
 def ingest_measure(
     *,
     wrk: str,
@@ -272,22 +298,16 @@ def ingest_measure(
         cpu_groups=cpu_groups,
     )
     with window:
-        result = wrk_run(
+        result = ingest_wrk(
             wrk=wrk,
-            url=server.url,
-            script="ingest.lua",
-            args=[
-                str(batch),
-                str(window.load_players),
-                season.board.slug,
-                season.slug,
-                api_key,
-                f"w{batch}-{int(window.origin_wall)}",
-            ],
+            server=server,
+            api_key=api_key,
+            season=season,
+            batch=batch,
+            players=window.load_players,
+            tag=f"w{batch}-{int(window.origin_wall)}",
             seconds=options.ingest_seconds,
-            connections=options.ingest_connections,
-            threads=options.threads,
-            timeout_s=10,
+            options=options,
         )
         window.load_stopped()
         figures = window.figures(seconds=result.duration_s)

@@ -27,7 +27,7 @@ from . import report
 from .baseline import postgres_rank, redis_rank, sample_players
 from .environment import BenchEnvironment
 from .errors import BenchError
-from .ingest import ingest_measure, mirror_wait, openloop_measure, sustained
+from .ingest import ingest_measure, ingest_wrk, mirror_wait, openloop_measure, sustained
 from .load import (
     bench_reset,
     game_server_key,
@@ -312,22 +312,16 @@ def _ingest(
     for mode, batch in INGEST_MODES:
 
         def load(seconds: float, batch: int = batch) -> Any:
-            return wrk_run(
+            return ingest_wrk(
                 wrk=wrk,
-                url=server.url,
-                script="ingest.lua",
-                args=[
-                    str(batch),
-                    str(options.players - options.probe_players),
-                    season.board.slug,
-                    season.slug,
-                    api_key,
-                    f"profile{batch}-{int(time.time())}",
-                ],
+                server=server,
+                api_key=api_key,
+                season=season,
+                batch=batch,
+                players=options.players - options.probe_players,
+                tag=f"profile{batch}-{int(time.time())}",
                 seconds=seconds,
-                connections=options.ingest_connections,
-                threads=options.threads,
-                timeout_s=10,
+                options=options,
             )
 
         if _profile(recorder, results, options, log_dir, f"ingest_{mode}", profiled, load):
