@@ -83,10 +83,17 @@ def _drf_code(exc: exceptions.APIException) -> str:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: map every exception to the standard error body."""
+    status_code, body, headers = api_error(exc)
+    return Response(body, status=status_code, headers=headers)
+
+
+def api_error(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The status, standard error body and headers of an exception, for any server that
+    answers the API (DRF's views, and the event loop's reads in leaderboards/fast_reads.py)."""
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        return exc.status_code, error_body(exc.code, exc.message, exc.details), {}
     if isinstance(exc, Http404):
-        return Response(error_body("not_found", "Not found."), status=404)
+        return 404, error_body("not_found", "Not found."), {}
     if isinstance(exc, exceptions.APIException):
         headers = {}
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
@@ -99,9 +106,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         else:
             message = str(exc.detail)
             details = None
-        return Response(
-            error_body(_drf_code(exc), message, details), status=exc.status_code, headers=headers
-        )
+        return exc.status_code, error_body(_drf_code(exc), message, details), headers
     if isinstance(
         exc,
         OperationalError
@@ -111,20 +116,20 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     ):
         # The store behind the API is down or restarting: the request was not confirmed.
         logger.warning("backing store unavailable: %s", exc)
-        return Response(
+        return (
+            503,
             error_body("unavailable", "The service is temporarily unavailable; retry shortly."),
-            status=503,
-            headers={"Retry-After": "1"},
+            {"Retry-After": "1"},
         )
     if isinstance(exc, DatabaseError):
         logger.exception("database error")
-        return Response(
+        return (
+            503,
             error_body("unavailable", "The database could not complete the request."),
-            status=503,
-            headers={"Retry-After": "1"},
+            {"Retry-After": "1"},
         )
     logger.exception("unhandled API error")
-    return Response(error_body("internal_error", "Internal server error."), status=500)
+    return 500, error_body("internal_error", "Internal server error."), {}
 
 
 def _is_api(request: Any) -> bool:

@@ -2,7 +2,10 @@
 key on writes and per client address on public reads and on the player pages.
 
 DRF's stock throttles keep a list of request times per client in the cache, rewritten on every
-request; a fixed-window counter costs one round trip whatever the rate.
+request; a fixed-window counter costs one round trip whatever the rate. Each process also
+counts locally (WindowCounts): it decides from what it knows and tells Redis its own count in
+steps, so a busy client costs a round trip per step, not per request, and the event loop's reads
+(leaderboards/fast_reads.py) send the step with the read itself.
 
 A client's address is the connection's unless it comes from one of TRUSTED_PROXIES: only then is
 X-Forwarded-For read, from the right, where each proxy of ours appended the address it saw.
@@ -12,12 +15,16 @@ could otherwise choose a new bucket for every request.
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Any
 
 import redis
+from cachetools import LRUCache
 from django.conf import settings
 from django.http import HttpRequest
 from rest_framework.request import Request
@@ -42,16 +49,108 @@ def _from_trusted_proxy(address: str) -> bool:
 def client_address(request: HttpRequest | Request) -> str:
     """The address the request came from: REMOTE_ADDR or, when that is a trusted proxy, the
     right-most address of X-Forwarded-For that is not one (the left-most when all are)."""
-    client = request.META.get("REMOTE_ADDR", "")
+    return client_address_of(
+        request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_X_FORWARDED_FOR", "")
+    )
+
+
+def client_address_of(remote_address: str, forwarded_for: str) -> str:
+    """client_address from the connection's address and the X-Forwarded-For header."""
+    client = remote_address
     if not settings.TRUSTED_PROXIES or not _from_trusted_proxy(client):
         return client
-    for hop in reversed(request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")):
+    for hop in reversed(forwarded_for.split(",")):
         hop = hop.strip()
         if hop:
             client = hop
             if not _from_trusted_proxy(hop):
                 break
     return client
+
+
+@dataclass(slots=True)
+class _Window:
+    number: int
+    known: int = 0  # the window's count in Redis at its last answer (every process's requests)
+    sending: int = 0  # requests of ours on their way to Redis
+    unsent: int = 0  # requests of ours let through and not yet sent
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    wait: float  # seconds to the next window
+    send: int  # requests to add to the Redis count now (0: nothing to send)
+    name: str  # the Redis counter's name (client and window)
+    ttl_seconds: int
+
+
+class WindowCounts:
+    """One scope's fixed-window request counts, per client: Redis holds the count every process
+    adds to, and each process counts locally in between.
+
+    A process decides from the window's count in Redis at its last answer plus the requests it
+    has let through since. It adds its own to Redis on a client's first request of a window and
+    then every `limit // 100` requests, so at the default 100/s every request is counted in Redis
+    at once (exact), while a client making thousands a second costs one round trip per hundredth
+    of its limit. Across P processes a client may get up to P * limit / 100 requests over its
+    limit in a window (1% per process). Refused requests are not counted.
+    """
+
+    def __init__(self, maxsize: int = 100_000) -> None:
+        self._lock = threading.Lock()
+        # The clients seen recently; an evicted client starts again from Redis's count.
+        self._windows: LRUCache[str, _Window] = LRUCache(maxsize=maxsize)
+
+    def take(self, ident: str, *, limit: int, duration: int, now: float) -> Decision:
+        number = int(now // duration)
+        name = f"{ident}:{number}"
+        wait = (number + 1) * duration - now
+        with self._lock:
+            window = self._windows.get(ident)
+            if window is None or window.number != number:
+                window = self._windows[ident] = _Window(number)
+            if window.known + window.sending + window.unsent >= limit:
+                return Decision(False, wait, 0, name, duration)
+            window.unsent += 1
+            first = window.known == 0 and window.sending == 0
+            if first or window.unsent >= max(1, limit // 100):
+                send, window.unsent = window.unsent, 0
+                window.sending += send
+            else:
+                send = 0
+        return Decision(True, wait, send, name, duration)
+
+    def sent(self, ident: str, decision: Decision, count: int | None) -> None:
+        """Redis answered `count` for the requests the decision sent (None: it did not answer,
+        and they stay uncounted there)."""
+        number = int(decision.name.rsplit(":", 1)[1])
+        with self._lock:
+            window = self._windows.get(ident)
+            if window is None or window.number != number:
+                return
+            window.sending -= decision.send
+            if count is not None:
+                window.known = max(window.known, count)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._windows.clear()
+
+
+_counts: dict[str, WindowCounts] = {}
+
+
+def window_counts(scope: str) -> WindowCounts:
+    counts = _counts.get(scope)
+    if counts is None:
+        counts = _counts.setdefault(scope, WindowCounts())
+    return counts
+
+
+def window_counts_clear() -> None:
+    for counts in list(_counts.values()):
+        counts.clear()
 
 
 class RedisRateThrottle(SimpleRateThrottle):
@@ -69,16 +168,22 @@ class RedisRateThrottle(SimpleRateThrottle):
         key = self.get_cache_key(request, view)
         if key is None:
             return True
-        now = time.time()
-        window = int(now // self.duration)
-        try:
-            hits = store.rate_limit_hit(f"{key}:{window}", ttl_seconds=self.duration)
-        except redis.RedisError:
-            # A rate limiter that fails closed would turn a Redis hiccup into an outage.
-            logger.warning("rate limiter unavailable; letting the request through")
-            return True
-        self.wait_seconds = (window + 1) * self.duration - now
-        return hits <= self.num_requests
+        counts = window_counts(self.scope)
+        decision = counts.take(
+            key, limit=self.num_requests, duration=self.duration, now=time.time()
+        )
+        self.wait_seconds = decision.wait
+        if decision.send:
+            try:
+                count = store.rate_limit_add(
+                    decision.name, decision.send, ttl_seconds=decision.ttl_seconds
+                )
+            except redis.RedisError:
+                # A rate limiter that fails closed would turn a Redis hiccup into an outage.
+                logger.warning("rate limiter unavailable; letting the request through")
+                count = None
+            counts.sent(key, decision, count)
+        return decision.allowed
 
     def wait(self) -> float | None:
         return getattr(self, "wait_seconds", None)
@@ -121,3 +226,28 @@ def pages_wait(request: HttpRequest) -> float | None:
     if throttle.allow_request(request, None):  # type: ignore[arg-type]
         return None
     return throttle.wait() or 1.0
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_rate(rate: str) -> tuple[int, int]:
+    limit, duration = PublicThrottle().parse_rate(rate)
+    return int(limit), int(duration)
+
+
+def public_read_take(
+    remote_address: str, forwarded_for: str, *, now: float
+) -> tuple[str, Decision] | None:
+    """PublicThrottle's decision for a public read answered outside DRF (the event loop's
+    reads): the same scope, client and counts; the caller sends `decision.send` to Redis and
+    reports back with `window_counts("public").sent`. None when the scope has no limit."""
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(PublicThrottle.scope)
+    if not rate:
+        return None
+    limit, duration = _parsed_rate(rate)
+    key = PublicThrottle.cache_format % {
+        "scope": PublicThrottle.scope,
+        "ident": client_address_of(remote_address, forwarded_for),
+    }
+    return key, window_counts(PublicThrottle.scope).take(
+        key, limit=limit, duration=duration, now=now
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.http import HttpResponse, HttpResponseNotModified
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -134,7 +135,13 @@ def _season(query: dict[str, Any]) -> Season:
     return season_for_read(board_slug=query.get("board"), season_slug=query.get("season"))
 
 
-def _not_ranked(player_id: str, season: Season) -> NotFound:
+# The top's query: limit 1-100 (default 10) and offset from 0.
+TOP_RANGES = {"limit": (10, 1, 100), "offset": (0, 0, 2**31)}
+# Around-me's window: n ranks each side, 0-50 (default 5).
+AROUND_RANGES = {"n": (5, 0, 50)}
+
+
+def not_ranked(player_id: str, season: Season) -> NotFound:
     return NotFound(
         f"Player '{player_id}' has no score in season '{season.slug}'.",
         code="player_not_ranked",
@@ -159,19 +166,25 @@ class TopView(APIView):
         responses=TopOut,
         summary="The top of the board (pages through the whole board with offset)",
     )
-    def get(self, request: Request) -> Response:
-        query = read_query(request.query_params, limit=(10, 1, 100), offset=(0, 0, 2**31))
+    def get(self, request: Request) -> HttpResponse:
+        query = read_query(request.query_params, **TOP_RANGES)
         season = _season(query)
-        # The selector's dict is the answer (TopOut documents it): serializing 100 entries
-        # per request cost more than the Redis read behind them.
-        return Response(
-            selectors.leaderboard_top(
-                season=season,
-                offset=query["offset"],
-                limit=query["limit"],
-                rank_style=query["rank_style"],
-            )
+        # The shared answer's body is the answer (TopOut documents it), rendered once for every
+        # process and reader of the moment.
+        answer = selectors.top_answer(
+            season=season,
+            offset=query["offset"],
+            limit=query["limit"],
+            rank_style=query["rank_style"],
         )
+        headers = selectors.top_answer_headers(answer)
+        if selectors.top_answer_matches(answer, request.headers.get("If-None-Match")):
+            response = HttpResponseNotModified()
+        else:
+            response = HttpResponse(answer.body, content_type="application/json")
+        for name, value in headers:
+            response[name] = value
+        return response
 
 
 class PlayerRankView(APIView):
@@ -188,7 +201,7 @@ class PlayerRankView(APIView):
             season=season, player_id=player_id, rank_style=query["rank_style"]
         )
         if standing is None:
-            raise _not_ranked(player_id, season)
+            raise not_ranked(player_id, season)
         return Response(standing)
 
 
@@ -208,13 +221,13 @@ class AroundView(APIView):
     )
     def get(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
-        query = read_query(request.query_params, n=(5, 0, 50))
+        query = read_query(request.query_params, **AROUND_RANGES)
         season = _season(query)
         around = selectors.player_around(
             season=season, player_id=player_id, n=query["n"], rank_style=query["rank_style"]
         )
         if around is None:
-            raise _not_ranked(player_id, season)
+            raise not_ranked(player_id, season)
         return Response(around)
 
 

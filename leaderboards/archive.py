@@ -30,7 +30,10 @@ def _size(season: Season) -> int:
     return ArchivedStanding.objects.filter(season=season).count()
 
 
-def read_page(season: Season, *, offset: int, limit: int) -> tuple[int, list[Standing]]:
+# `competition` is taken for the gateway's signature: the archive holds both ranks anyway.
+def read_page(
+    season: Season, *, offset: int, limit: int, competition: bool = True
+) -> tuple[int, list[Standing]]:
     rows = (
         ArchivedStanding.objects.filter(season=season, rank__gt=offset, rank__lte=offset + limit)
         .order_by("rank")
@@ -39,7 +42,9 @@ def read_page(season: Season, *, offset: int, limit: int) -> tuple[int, list[Sta
     return _size(season), [_standing(season, row) for row in rows]
 
 
-def read_rank(season: Season, player_id: str) -> tuple[int, Standing | None]:
+def read_rank(
+    season: Season, player_id: str, *, competition: bool = True
+) -> tuple[int, Standing | None]:
     row = (
         ArchivedStanding.objects.filter(season=season, player_id=player_id)
         .values_list(*_FIELDS)
@@ -49,7 +54,7 @@ def read_rank(season: Season, player_id: str) -> tuple[int, Standing | None]:
 
 
 def read_around(
-    season: Season, player_id: str, *, n: int
+    season: Season, player_id: str, *, n: int, competition: bool = True
 ) -> tuple[int, Standing | None, list[Standing]]:
     size, me = read_rank(season, player_id)
     if me is None:
@@ -59,7 +64,9 @@ def read_around(
     return size, me, page
 
 
-def read_many(season: Season, player_ids: Sequence[str]) -> tuple[int, list[Standing | None]]:
+def read_many(
+    season: Season, player_ids: Sequence[str], *, competition: bool = True
+) -> tuple[int, list[Standing | None]]:
     rows = ArchivedStanding.objects.filter(season=season, player_id__in=player_ids).values_list(
         *_FIELDS
     )

@@ -6,6 +6,8 @@ avatars come from the profile cache, one round trip for the whole page.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -15,6 +17,8 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
+from django.utils.http import http_date
+from rest_framework.renderers import JSONRenderer
 
 from config.caching import RecentAnswers
 from matches.models import Player, PlayerTotal
@@ -26,15 +30,10 @@ from . import archive, store
 
 RANK_STYLES = ("ordinal", "competition")
 
-# Answers of the hot reads each process reuses for LEADERBOARD_TOP_CACHE_SECONDS (at most a
-# second): millions of readers of the same page cost one Redis read a second per process. Each
-# holds at most LEADERBOARD_TOP_CACHE_ENTRIES answers, so a crawler of deep pages or of every
-# player's around-me only turns the oldest out.
-top_pages_cache: RecentAnswers[dict[str, Any]] = RecentAnswers(
-    seconds=lambda: settings.LEADERBOARD_TOP_CACHE_SECONDS,
-    maxsize=lambda: settings.LEADERBOARD_TOP_CACHE_ENTRIES,
-)
-around_answers_cache: RecentAnswers[dict[str, Any] | None] = RecentAnswers(
+# Top pages each process reuses until they go stale (LEADERBOARD_TOP_CACHE_SECONDS, at most a
+# second): built once for every process (see top_answer), then read from memory. At most
+# LEADERBOARD_TOP_CACHE_ENTRIES, so a crawler of deep pages only turns the oldest out.
+top_pages_cache: RecentAnswers[store.SharedAnswer] = RecentAnswers(
     seconds=lambda: settings.LEADERBOARD_TOP_CACHE_SECONDS,
     maxsize=lambda: settings.LEADERBOARD_TOP_CACHE_ENTRIES,
 )
@@ -101,9 +100,9 @@ class StandingsSource(NamedTuple):
     """Where a season's standings are read: its ZSET or its archive, with the same shapes."""
 
     read_page: Callable[..., tuple[int, list[store.Standing]]]
-    read_rank: Callable[[str], tuple[int, store.Standing | None]]
+    read_rank: Callable[..., tuple[int, store.Standing | None]]
     read_around: Callable[..., tuple[int, store.Standing | None, list[store.Standing]]]
-    read_many: Callable[[Sequence[str]], tuple[int, list[store.Standing | None]]]
+    read_many: Callable[..., tuple[int, list[store.Standing | None]]]
 
 
 def standings_source(season: Season) -> StandingsSource:
@@ -124,9 +123,14 @@ def _rank(standing: store.Standing, rank_style: str) -> int:
 
 
 def standing_entries(
-    season: Season, standings: Sequence[store.Standing], rank_style: str
+    season: Season,
+    standings: Sequence[store.Standing],
+    rank_style: str,
+    profiles: dict[str, tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    profiles = profiles_get(s.player_id for s in standings)
+    """The entries of a page or a window; `profiles` when the caller has read them already."""
+    if profiles is None:
+        profiles = profiles_get(s.player_id for s in standings)
     lowest_first = season.board.lowest_first
     entries = []
     for standing in standings:
@@ -143,22 +147,92 @@ def standing_entries(
     return entries
 
 
-def leaderboard_top(
-    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
-) -> dict[str, Any]:
-    """Ranks offset+1 .. offset+limit; the answer may be reused for up to a second."""
+def _now_ms() -> int:
+    return int(timezone.now().timestamp() * 1000)
 
-    def build() -> dict[str, Any]:
-        total, standings = standings_source(season).read_page(offset=offset, limit=limit)
-        return {
+
+def top_answer(
+    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
+) -> store.SharedAnswer:
+    """Ranks offset+1 .. offset+limit as the API's JSON body, with its validator.
+
+    Built once per LEADERBOARD_TOP_CACHE_SECONDS for every process: the first process that
+    misses builds it and shares it in Redis, the others take that one, and each keeps it in
+    memory until it goes stale. So millions of readers of the top 100 cost a build a second in
+    all and a Redis read a second per process, and any HTTP cache in front can keep the answer
+    for the same window (top_answer_headers)."""
+    seconds = settings.LEADERBOARD_TOP_CACHE_SECONDS
+    if seconds <= 0:
+        return _top_build(season, offset, limit, rank_style, seconds=0)
+    local_key = (season.pk, offset, limit, rank_style)
+    answer = top_pages_cache.peek(local_key)
+    if answer is not None and answer.expires_at_ms > _now_ms():
+        return answer
+    shared_key = store.top_answer_key(season.pk, offset=offset, limit=limit, rank_style=rank_style)
+    answer = store.shared_answer_get(shared_key)
+    if answer is None or answer.expires_at_ms <= _now_ms():
+        built = _top_build(season, offset, limit, rank_style, seconds=seconds)
+        answer = store.shared_answer_put(shared_key, built)
+    top_pages_cache.put(local_key, answer)
+    return answer
+
+
+def _top_build(
+    season: Season, offset: int, limit: int, rank_style: str, *, seconds: float
+) -> store.SharedAnswer:
+    total, standings = standings_source(season).read_page(
+        offset=offset, limit=limit, competition=rank_style == "competition"
+    )
+    now = timezone.now()
+    body = json_body(
+        {
             "board": season.board.slug,
             "season": season.slug,
-            "as_of": timezone.now(),
+            "as_of": now,
             "total_players": total,
             "entries": standing_entries(season, standings, rank_style),
         }
+    )
+    built_at_ms = int(now.timestamp() * 1000)
+    return store.SharedAnswer(
+        body=body,
+        etag='"' + hashlib.blake2b(body.encode(), digest_size=12).hexdigest() + '"',
+        built_at_ms=built_at_ms,
+        expires_at_ms=built_at_ms + int(seconds * 1000),
+    )
 
-    return top_pages_cache.get_or_build((season.pk, offset, limit, rank_style), build)
+
+def json_body(data: Any) -> str:
+    """The API's JSON, exactly as its renderer writes it (whichever server answers)."""
+    return JSONRenderer().render(data).decode()
+
+
+def top_answer_headers(answer: store.SharedAnswer) -> list[tuple[str, str]]:
+    """Cache-Control and validators that let any HTTP cache keep the answer while it is fresh
+    here (a stale-by-then answer gets max-age=0) and revalidate it with If-None-Match."""
+    left_ms = answer.expires_at_ms - _now_ms()
+    max_age = max(0, -(-left_ms // 1000))
+    return [
+        ("Cache-Control", f"public, max-age={max_age}"),
+        ("ETag", answer.etag),
+        ("Last-Modified", http_date(answer.built_at_ms / 1000)),
+    ]
+
+
+def top_answer_matches(answer: store.SharedAnswer, if_none_match: str | None) -> bool:
+    """Whether the client's If-None-Match names this answer (answered 304, no body)."""
+    if not if_none_match:
+        return False
+    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return answer.etag in tags or "*" in tags
+
+
+def leaderboard_top(
+    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
+) -> dict[str, Any]:
+    """The top page as data (the player pages), read from the same shared answer as the API."""
+    answer = top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
+    return json.loads(answer.body)
 
 
 def percentile_of(rank: int, total: int) -> float:
@@ -166,55 +240,68 @@ def percentile_of(rank: int, total: int) -> float:
     return round(100.0 * (total - rank + 1) / total, 2) if total else 0.0
 
 
-def player_standing(
-    *, season: Season, player_id: str, rank_style: str = "ordinal"
-) -> dict[str, Any] | None:
-    total, standing = standings_source(season).read_rank(player_id)
-    if standing is None:
-        return None
-    rank = _rank(standing, rank_style)
+def standing_answer(
+    season: Season, player_id: str, total: int, standing: store.Standing, rank_style: str
+) -> dict[str, Any]:
+    """A player's rank answer from what the store read (whichever server asked)."""
     return {
         "player_id": player_id,
         "board": season.board.slug,
         "season": season.slug,
-        "rank": rank,
+        "rank": _rank(standing, rank_style),
         "points": points_of(standing.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
         "percentile": percentile_of(standing.rank, total),
     }
 
 
+def player_standing(
+    *, season: Season, player_id: str, rank_style: str = "ordinal"
+) -> dict[str, Any] | None:
+    total, standing = standings_source(season).read_rank(
+        player_id, competition=rank_style == "competition"
+    )
+    if standing is None:
+        return None
+    return standing_answer(season, player_id, total, standing, rank_style)
+
+
+def around_answer(
+    season: Season,
+    player_id: str,
+    total: int,
+    me: store.Standing,
+    standings: Sequence[store.Standing],
+    rank_style: str,
+    profiles: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, Any]:
+    """A player's around-me answer from what the store read (whichever server asked)."""
+    return {
+        **standing_answer(season, player_id, total, me, rank_style),
+        "entries": standing_entries(season, standings, rank_style, profiles),
+    }
+
+
 def player_around(
     *, season: Season, player_id: str, n: int = 5, rank_style: str = "ordinal"
 ) -> dict[str, Any] | None:
-    """The ranks around a player; like top, the answer may be reused for up to a second."""
-    return around_answers_cache.get_or_build(
-        (season.pk, player_id, n, rank_style),
-        lambda: _around(season=season, player_id=player_id, n=n, rank_style=rank_style),
+    """The ranks around a player. Not cached: each player has their own window, so an answer
+    kept for a second was almost never asked for again."""
+    total, me, standings = standings_source(season).read_around(
+        player_id, n=n, competition=rank_style == "competition"
     )
-
-
-def _around(*, season: Season, player_id: str, n: int, rank_style: str) -> dict[str, Any] | None:
-    total, me, standings = standings_source(season).read_around(player_id, n=n)
     if me is None:
         return None
-    return {
-        "player_id": player_id,
-        "board": season.board.slug,
-        "season": season.slug,
-        "rank": _rank(me, rank_style),
-        "points": points_of(me.composite, lowest_first=season.board.lowest_first),
-        "total_players": total,
-        "percentile": percentile_of(me.rank, total),
-        "entries": standing_entries(season, standings, rank_style),
-    }
+    return around_answer(season, player_id, total, me, standings, rank_style)
 
 
 def players_ranks(
     *, season: Season, player_ids: Sequence[str], rank_style: str = "ordinal"
 ) -> dict[str, Any]:
     """Rank and points of each player (null when they have no score), in one round trip."""
-    total, standings = standings_source(season).read_many(player_ids)
+    total, standings = standings_source(season).read_many(
+        player_ids, competition=rank_style == "competition"
+    )
     profiles = profiles_get(player_ids)
     lowest_first = season.board.lowest_first
     entries = []

@@ -10,6 +10,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from config import health
+from config.throttles import window_counts_clear
 from leaderboards import selectors as leaderboard_selectors
 from leaderboards import store
 from matches import services as match_services
@@ -25,7 +26,7 @@ from .factories import BoardFactory, SeasonFactory
 def _clean_redis() -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
     leaderboard_selectors.top_pages_cache.clear()
-    leaderboard_selectors.around_answers_cache.clear()
+    window_counts_clear()
     season_selectors.season_lookups_cache.clear()
     health.probe_answers.clear()
     match_services.board_lookups_cache.clear()

@@ -80,6 +80,8 @@ DATABASES = {
 # psycopg pool was tried: after a database restart it reconnects with exponential backoff and
 # kept refusing requests for seconds after PostgreSQL was back.)
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+# Threads per web process that run Django's views (and hold a database connection each).
+WEB_THREADS = env.int("WEB_THREADS", default=8)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
