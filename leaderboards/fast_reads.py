@@ -169,10 +169,20 @@ async def _read(
     return 200, extra, answer.body.encode()
 
 
-# The profile cache is Django's (django-redis, synchronous): read it on a thread of the pool.
-_profiles = sync_to_async(selectors.profiles_get, thread_sensitive=False)
+_profiles_load = sync_to_async(selectors.profiles_load, thread_sensitive=False)
 _top_answer = sync_to_async(selectors.top_answer, thread_sensitive=False)
 _season_for_read = sync_to_async(season_for_read, thread_sensitive=False)
+
+
+async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """profiles_get on the event loop: the cache in one round trip; the names it lacks from
+    PostgreSQL, on a thread (only until the cache has them)."""
+    entries, generations = await store.aprofiles_read(player_ids)
+    profiles = selectors.profiles_known(player_ids, entries, generations)
+    missing = [i for i in player_ids if i not in profiles]
+    if missing:
+        profiles.update(await _profiles_load(missing, generations))
+    return profiles
 
 
 async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, NamedTuple
 
+import redis
 from django.conf import settings
-from django.core.cache import cache
 from django.utils import timezone
 from django.utils.http import http_date
 from rest_framework.renderers import JSONRenderer
@@ -28,6 +29,8 @@ from seasons.selectors import player_history
 
 from . import archive, store
 
+logger = logging.getLogger(__name__)
+
 RANK_STYLES = ("ordinal", "competition")
 
 # Top pages each process reuses until they go stale (LEADERBOARD_TOP_CACHE_SECONDS, at most a
@@ -39,61 +42,78 @@ top_pages_cache: RecentAnswers[store.SharedAnswer] = RecentAnswers(
 )
 
 
-# The profile cache (shared by every process) holds [generation, display_name, avatar_url] per
-# player. Forgetting a profile gives it a new generation instead of deleting the entry, and an
-# entry counts only while its generation is the current one: a reader that read the old row
-# before the change committed, and fills the cache after it was forgotten, writes an entry of
-# the old generation that no one will use. (Deleting the entry alone lets such a reader put the
-# old profile back for PROFILE_CACHE_SECONDS.) Generations outlive entries twice over, so one
-# that expires cannot make an old entry current again.
-def _profile_key(player_id: str) -> str:
-    return f"profile:{player_id}"
-
-
-def _profile_generation_key(player_id: str) -> str:
-    return f"profile-generation:{player_id}"
+# The profile cache (in Redis, shared by every process; keys in store.py) holds [generation,
+# display_name, avatar_url] per player. Forgetting a profile gives it a new generation instead
+# of deleting the entry, and an entry counts only while its generation is the current one: a
+# reader that read the old row before the change committed, and fills the cache after it was
+# forgotten, writes an entry of the old generation that no one will use. (Deleting the entry
+# alone lets such a reader put the old profile back for PROFILE_CACHE_SECONDS.) Generations
+# outlive entries twice over, so one that expires cannot make an old entry current again.
+def profiles_known(
+    player_ids: Sequence[str],
+    entries: dict[str, store.ProfileEntry],
+    generations: dict[str, str | None],
+) -> dict[str, tuple[str, str]]:
+    """The profiles whose cached entry is of the player's current generation."""
+    return {
+        player_id: (entry.display_name, entry.avatar_url)
+        for player_id in player_ids
+        if (entry := entries.get(player_id)) is not None
+        and entry.generation == generations.get(player_id)
+    }
 
 
 def profiles_get(player_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """(display_name, avatar_url) for each player: the cache, then one query for the misses."""
+    """(display_name, avatar_url) for each player: the cache, then one query for the misses.
+    With Redis away, everything comes from PostgreSQL."""
     ids = list(dict.fromkeys(player_ids))
     if not ids:
         return {}
-    found = cache.get_many(
-        [_profile_key(i) for i in ids] + [_profile_generation_key(i) for i in ids]
-    )
-    generations = {i: found.get(_profile_generation_key(i)) for i in ids}
-    profiles: dict[str, tuple[str, str]] = {}
-    for player_id in ids:
-        entry = found.get(_profile_key(player_id))
-        if isinstance(entry, list) and len(entry) == 3 and entry[0] == generations[player_id]:
-            profiles[player_id] = (entry[1], entry[2])
+    try:
+        entries, generations = store.profiles_read(ids)
+    except redis.RedisError:
+        entries, generations = {}, {}
+    profiles = profiles_known(ids, entries, generations)
     missing = [i for i in ids if i not in profiles]
     if missing:
-        loaded = {
-            player_id: (display_name, avatar_url)
-            for player_id, display_name, avatar_url in Player.objects.filter(
-                player_id__in=missing
-            ).values_list("player_id", "display_name", "avatar_url")
-        }
-        for player_id in missing:
-            loaded.setdefault(player_id, ("", ""))
-        # Filed under the generation read before the query: if the profile was forgotten since,
-        # these entries are already out of date and stay unused.
-        cache.set_many(
-            {_profile_key(i): [generations[i], *v] for i, v in loaded.items()},
-            timeout=settings.PROFILE_CACHE_SECONDS,
-        )
-        profiles.update(loaded)
+        profiles.update(profiles_load(missing, generations))
     return profiles
+
+
+def profiles_load(
+    player_ids: Sequence[str], generations: dict[str, str | None]
+) -> dict[str, tuple[str, str]]:
+    """The profiles from PostgreSQL, filed in the cache under the generations read before."""
+    loaded = {
+        player_id: (display_name, avatar_url)
+        for player_id, display_name, avatar_url in Player.objects.filter(
+            player_id__in=player_ids
+        ).values_list("player_id", "display_name", "avatar_url")
+    }
+    for player_id in player_ids:
+        loaded.setdefault(player_id, ("", ""))
+    # Filed under the generation read before the query: if the profile was forgotten since,
+    # these entries are already out of date and stay unused.
+    try:
+        store.profiles_file(
+            {i: store.ProfileEntry(generations.get(i), *v) for i, v in loaded.items()},
+            ttl_seconds=settings.PROFILE_CACHE_SECONDS,
+        )
+    except redis.RedisError:
+        logger.warning("profile cache unavailable; names read from PostgreSQL")
+    return loaded
 
 
 def profiles_forget(player_ids: Sequence[str]) -> None:
     """The players' cached profiles are out of date (called once a change has committed)."""
-    cache.set_many(
-        {_profile_generation_key(i): uuid.uuid4().hex for i in player_ids},
-        timeout=2 * settings.PROFILE_CACHE_SECONDS,
-    )
+    try:
+        store.profile_generations_renew(
+            {i: uuid.uuid4().hex for i in player_ids},
+            ttl_seconds=2 * settings.PROFILE_CACHE_SECONDS,
+        )
+    except redis.RedisError:
+        # The change is committed; the old names show until their entries expire.
+        logger.warning("profile cache unavailable; %d profiles not forgotten", len(player_ids))
 
 
 class StandingsSource(NamedTuple):

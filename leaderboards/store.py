@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -635,6 +636,64 @@ def shared_answer_put(key: str, answer: SharedAnswer) -> SharedAnswer:
     return _shared_answer(current) or answer
 
 
+# Player profiles for the boards' names: per player the entry [generation, display_name,
+# avatar_url] (JSON) and the player's current generation (see leaderboards/selectors.py, which
+# owns the rule; here are only the keys and the round trips).
+def _profile_key(player_id: str) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}profile:{player_id}"
+
+
+def _profile_generation_key(player_id: str) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}profile-generation:{player_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    generation: str | None  # the generation it was filed under
+    display_name: str
+    avatar_url: str
+
+
+def _profiles_command(player_ids: Sequence[str]) -> list[str]:
+    return [_profile_key(i) for i in player_ids] + [_profile_generation_key(i) for i in player_ids]
+
+
+def _profiles_reply(
+    player_ids: Sequence[str], values: Sequence[str | None]
+) -> tuple[dict[str, ProfileEntry], dict[str, str | None]]:
+    entries: dict[str, ProfileEntry] = {}
+    for player_id, raw in zip(player_ids, values[: len(player_ids)], strict=True):
+        if raw is not None:
+            generation, display_name, avatar_url = json.loads(raw)
+            entries[player_id] = ProfileEntry(generation, display_name, avatar_url)
+    generations = dict(zip(player_ids, values[len(player_ids) :], strict=True))
+    return entries, generations
+
+
+def profiles_read(
+    player_ids: Sequence[str],
+) -> tuple[dict[str, ProfileEntry], dict[str, str | None]]:
+    """The cached entries found and every player's current generation, in one MGET."""
+    if not player_ids:
+        return {}, {}
+    return _profiles_reply(player_ids, client().mget(_profiles_command(player_ids)))
+
+
+def profiles_file(entries: dict[str, ProfileEntry], *, ttl_seconds: int) -> None:
+    pipe = client().pipeline(transaction=False)
+    for player_id, entry in entries.items():
+        raw = json.dumps([entry.generation, entry.display_name, entry.avatar_url])
+        pipe.set(_profile_key(player_id), raw, ex=ttl_seconds)
+    pipe.execute()
+
+
+def profile_generations_renew(generations: dict[str, str], *, ttl_seconds: int) -> None:
+    pipe = client().pipeline(transaction=False)
+    for player_id, generation in generations.items():
+        pipe.set(_profile_generation_key(player_id), generation, ex=ttl_seconds)
+    pipe.execute()
+
+
 # --- Reads from an event loop -----------------------------------------------------------------
 # The hottest public reads are answered on the event loop (leaderboards/fast_reads.py) through
 # redis.asyncio. A client's connections belong to the loop that opened them, so each loop has
@@ -741,6 +800,15 @@ async def aread_around(
     """read_around from the event loop."""
     call = _around_call(season_id, player_id, n, competition)
     return _around_reply(player_id, await _loop_run(call))
+
+
+async def aprofiles_read(
+    player_ids: Sequence[str],
+) -> tuple[dict[str, ProfileEntry], dict[str, str | None]]:
+    """profiles_read from the event loop."""
+    if not player_ids:
+        return {}, {}
+    return _profiles_reply(player_ids, await _loop_send("MGET", *_profiles_command(player_ids)))
 
 
 async def ashared_answer_get(key: str) -> SharedAnswer | None:

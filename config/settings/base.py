@@ -99,7 +99,9 @@ CACHES = {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
             "SOCKET_CONNECT_TIMEOUT": 2,
             "SOCKET_TIMEOUT": 2,
-            # The cache only holds profiles: when Redis is away, read them from PostgreSQL.
+            # Django's own cache: the service keeps none of its data here (profiles and shared
+            # answers are leaderboard keys, leaderboards/store.py); a Redis outage must not fail
+            # a request over it.
             "IGNORE_EXCEPTIONS": True,
         },
     }
