@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from django.http import HttpResponse, HttpResponseNotModified
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -162,8 +162,21 @@ class TopView(APIView):
                 {"type": "integer", "minimum": 0, "maximum": 2**31},
                 description="Ranks to skip, default 0.",
             ),
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                location=OpenApiParameter.HEADER,
+                description="The ETag of a copy you hold: 304 while it is still the answer.",
+            ),
         ],
-        responses=TopOut,
+        responses={
+            200: OpenApiResponse(
+                TopOut,
+                description="Shared by every reader for up to a second: Cache-Control "
+                "(public, max-age), ETag and Last-Modified let HTTP caches keep it.",
+            ),
+            304: OpenApiResponse(description="The copy named by If-None-Match is current."),
+        },
         summary="The top of the board (pages through the whole board with offset)",
     )
     def get(self, request: Request) -> HttpResponse:

@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from django_prometheus.middleware import Metrics
 from rest_framework.exceptions import Throttled
 
@@ -169,9 +170,24 @@ async def _read(
     return 200, extra, answer.body.encode()
 
 
-_profiles_load = sync_to_async(selectors.profiles_load, thread_sensitive=False)
-_top_answer = sync_to_async(selectors.top_answer, thread_sensitive=False)
-_season_for_read = sync_to_async(season_for_read, thread_sensitive=False)
+def _on_a_thread(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """`function` run on a thread of the pool, with that thread's database connection looked
+    after as Django does around a request (a connection past DB_CONN_MAX_AGE, or broken by a
+    database restart, is replaced), since no request signals fire on these threads."""
+
+    def as_a_request(*args: Any, **kwargs: Any) -> Any:
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(as_a_request, thread_sensitive=False)
+
+
+_profiles_load = _on_a_thread(selectors.profiles_load)
+_top_answer = _on_a_thread(selectors.top_answer)
+_season_for_read = _on_a_thread(season_for_read)
 
 
 async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:

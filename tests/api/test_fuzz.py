@@ -7,6 +7,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
+from config.asgi import application as asgi_application
 from config.wsgi import application
 from matches.models import GameServer
 from tests.factories import BoardFactory, SeasonFactory
@@ -42,3 +43,19 @@ def test_the_api_holds_its_schema(case, game_server_key):
         headers={"Authorization": f"Api-Key {game_server_key}"},
         excluded_checks=[positive_data_acceptance],
     )
+
+
+# The hot reads as the server answers them: the event loop in front of Django (config.asgi).
+# It reads seasons on threads of its own, so the data must be committed (transactional test).
+hot_reads = schemathesis.openapi.from_asgi("/api/v1/schema/?format=json", asgi_application)
+
+
+@pytest.fixture
+def committed_season(transactional_db):
+    SeasonFactory(board=BoardFactory(slug="global"), slug="s1")
+
+
+@hot_reads.include(path_regex=r"^/api/v1/leaderboard/(top|players/)").parametrize()
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_the_hot_reads_hold_the_schema_on_the_event_loop(case, committed_season):
+    case.call_and_validate(excluded_checks=[positive_data_acceptance])
