@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 TICKS = (50, 90, 99, 99.9)
-SERVERS = {"cached": "top cache 1 s", "uncached": "top cache off"}
+SERVERS = {"reference": "bare ASGI", "cached": "top cache 1 s", "uncached": "top cache off"}
 
 
 def _x(p: float) -> float:
@@ -43,7 +43,7 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
     fig, (http_ax, rank_ax) = plt.subplots(1, 2, figsize=(13, 5))
     for server, endpoints in (results.get("http") or {}).items():
         for name, figures in endpoints.items():
-            style = {"linestyle": "-" if server == "cached" else "--"}
+            style = {"linestyle": {"cached": "-", "uncached": "--"}.get(server, "-.")}
             _curve(http_ax, figures.get("curve_ms", []), f"{name} ({SERVERS[server]})", **style)
     for mode, figures in (results.get("ingest") or {}).items():
         curve = (figures.get("requests") or {}).get("curve_ms", [])

@@ -20,6 +20,9 @@ class Options:
     tiny: bool
     read_seconds: float
     warmup_seconds: float
+    openread_seconds: float
+    openread_connections: int
+    stacks_seconds: float
     ingest_seconds: float
     connections: int
     threads: int
@@ -66,6 +69,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--read-seconds", type=float, help="wrk time per read endpoint")
     parser.add_argument("--warmup-seconds", type=float, help="unmeasured wrk time first")
+    parser.add_argument(
+        "--openread-seconds",
+        type=float,
+        help="time per read endpoint and rate at a fixed offered rate, h2load (20)",
+    )
+    parser.add_argument(
+        "--openread-connections",
+        type=int,
+        default=128,
+        help="connections the fixed-rate reads are spread over",
+    )
+    parser.add_argument(
+        "--stacks-seconds", type=float, help="wrk time per serving stack side by side (5)"
+    )
     parser.add_argument("--ingest-seconds", type=float, help="time per ingest mode")
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (reads)")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
@@ -128,6 +145,9 @@ def options_parse(argv: list[str] | None = None) -> Options:
         tiny=tiny,
         read_seconds=pick(args.read_seconds, 20, 3),
         warmup_seconds=pick(args.warmup_seconds, 3, 1),
+        openread_seconds=pick(args.openread_seconds, 20, 2),
+        openread_connections=args.openread_connections,
+        stacks_seconds=pick(args.stacks_seconds, 5, 1),
         ingest_seconds=pick(args.ingest_seconds, 60, 5),
         connections=args.connections,
         threads=args.threads,

@@ -1,5 +1,7 @@
-"""One benchmark run, phase by phase: load and rebuild, the rank baselines, the read endpoints on
-a server with the one-second top cache and on one without, then ingest with a Celery worker:
+"""One benchmark run, phase by phase: load and rebuild, the rank baselines, the machine's
+reference (a bare ASGI app) and the serving stacks side by side, the read endpoints on a server
+with the one-second top cache (at saturation, then at fixed rates) and on one without, then
+ingest with a Celery worker:
 closed loop (wrk), then open loop (a fixed rate in batches, a search for the highest rate kept
 up with, and single results).
 
@@ -27,6 +29,7 @@ from . import report
 from .baseline import postgres_rank, redis_rank, sample_players
 from .environment import BenchEnvironment
 from .errors import BenchError
+from .h2load import h2load_version
 from .ingest import ingest_measure, ingest_wrk, mirror_wait, openloop_measure, sustained
 from .load import (
     bench_reset,
@@ -40,9 +43,10 @@ from .load import (
 from .machine import machine_facts
 from .options import Options
 from .pgstats import harness_connection, postmaster_pid, server_settings
-from .processes import Processes, Started, web_start, worker_start
+from .processes import Processes, Started, server_start, web_start, worker_start
 from .profiling import profile_finish, profile_start, py_spy
-from .reads import endpoint_measure
+from .reads import endpoint_measure, endpoint_open_loop, reference_measure
+from .stacks import stacks_measure
 from .wrk import wrk_run, wrk_version
 
 READS = {
@@ -91,7 +95,7 @@ class Recorder:
             }
 
 
-def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
+def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     started = timezone.now()
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     log_dir = options.results_dir / "logs" / stamp
@@ -104,6 +108,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
         "config": report.config_facts(options, env),
         "machine": machine_facts(env, wrk=wrk_version(wrk)),
     }
+    results["machine"]["h2load"] = h2load_version(h2load)
     results["machine"]["postgresql"].update(
         settings=server_settings(env),
         cluster=(
@@ -116,7 +121,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
     code = 0
     try:
         with Processes(log_dir) as processes:
-            _phases(recorder, results, options, env, wrk, processes, log_dir)
+            _phases(recorder, results, options, env, wrk, h2load, processes, log_dir)
     except KeyboardInterrupt:
         results["interrupted"] = True
         say("interrupted: stopping every process the run started")
@@ -144,6 +149,7 @@ def _phases(
     options: Options,
     env: BenchEnvironment,
     wrk: str,
+    h2load: str,
     processes: Processes,
     log_dir: Path,
 ) -> None:
@@ -177,8 +183,13 @@ def _phases(
     postmaster = postmaster_pid(env)
     database_part = {"postgres": postmaster} if postmaster else {}
 
-    results["http"] = {"cached": {}, "uncached": {}}
+    results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
     results["profiles"] = {}
+    _reference(recorder, results, options, env, wrk, processes)
+    with phase("serving stacks side by side"):
+        results["stacks"] = stacks_measure(
+            wrk=wrk, processes=processes, env=env.process_env(), options=options
+        )
     for server_name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
         server = None
         with phase(f"start web server ({server_name})"):
@@ -206,6 +217,25 @@ def _phases(
                     f"{name:>7} ({server_name}): {figures['requests_per_s']:>9,.0f} req/s, "
                     f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms"
                 )
+            if server_name == "cached" and name in results["http"][server_name]:
+                with phase(f"http {server_name} {name} at fixed rates"):
+                    figures = results["http"][server_name][name]
+                    figures["open_loop"] = endpoint_open_loop(
+                        h2load=h2load,
+                        server=server,
+                        kind=kind,
+                        season=season,
+                        options=options,
+                        saturation_per_s=figures["requests_per_s"],
+                        work_dir=log_dir / "h2load",
+                        cpu_groups={"web": server.pid, **database_part},
+                    )
+                    for share, run in figures["open_loop"].items():
+                        say(
+                            f"{name:>7} at {share}% ({run['offered_per_s']:,.0f}/s offered, "
+                            f"{run['achieved_per_s']:,.0f}/s answered): p50 {run.get('p50_ms')} "
+                            f"ms, p99 {run.get('p99_ms')} ms, p99.9 {run.get('p999_ms')} ms"
+                        )
         profiled = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}
         label, kind = profiled[server_name]
         _profile(
@@ -240,6 +270,35 @@ def _phases(
                 database_part,
             )
         processes.stop(server)
+
+
+def _reference(
+    recorder: Recorder,
+    results: dict[str, Any],
+    options: Options,
+    env: BenchEnvironment,
+    wrk: str,
+    processes: Processes,
+) -> None:
+    """The bare ASGI app under uvicorn with the web server's workers and flags, under the read
+    endpoints' load: what any Python server can answer on this machine."""
+    with recorder.phase("http reference: bare ASGI app"):
+        server = server_start(
+            processes,
+            env.process_env(),
+            name="bare-asgi",
+            app="bench.apps.bare:application",
+            workers=options.web_workers,
+            ready_path="/",
+        )
+        try:
+            figures = reference_measure(
+                wrk=wrk, server=server, options=options, cpu_groups={"web": server.pid}
+            )
+        finally:
+            processes.stop(server)
+        results["http"]["reference"]["bare_asgi"] = figures
+        say(f"bare ASGI app: {figures['requests_per_s']:,.0f} req/s, p99 {figures['p99_ms']} ms")
 
 
 def _rank_baselines(

@@ -130,35 +130,65 @@ def _answers(url: str) -> bool:
         return False
 
 
-def web_start(
-    processes: Processes, env: dict[str, str], *, name: str, workers: int, timeout: float = 60
+SERVERS = ("uvicorn", "granian")
+
+
+def server_available(server: str) -> bool:
+    return (BIN / server).exists()
+
+
+def server_start(
+    processes: Processes,
+    env: dict[str, str],
+    *,
+    name: str,
+    app: str,
+    workers: int,
+    server: str = "uvicorn",
+    interface: str = "asgi",
+    ready_path: str = "/healthz",
+    timeout: float = 60,
 ) -> Started:
-    """uvicorn as the Procfile runs it, on a free port; returns once /healthz answers."""
+    """`app` served by uvicorn or granian with `workers` processes on a free port, without an
+    access log; returns once `ready_path` answers and every worker process is up."""
     port = free_port()
-    started = processes.start(
-        name,
-        [
-            str(BIN / "uvicorn"),
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
+    if server == "uvicorn":
+        # uvicorn[standard] brings uvloop and httptools, which it picks by itself.
+        argv = [str(BIN / "uvicorn"), app, "--workers", str(workers), "--no-access-log"]
+    elif server == "granian":
+        argv = [
+            str(BIN / "granian"),
+            "--interface",
+            interface,
             "--workers",
             str(workers),
+            "--loop",
+            "uvloop",
             "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
-        env,
-    )
+            app,
+        ]
+    else:
+        raise BenchError(f"unknown server {server}")
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    started = processes.start(name, argv, env)
     started.url = f"http://127.0.0.1:{port}"
-    _wait_until(lambda: _answers(f"{started.url}/healthz"), started, "answer on /healthz", timeout)
+    _wait_until(
+        lambda: _answers(f"{started.url}{ready_path}"), started, f"answer on {ready_path}", timeout
+    )
     # Every worker process must be up, not only the first one that answered.
     _wait_until(
         lambda: len(group_pids(started.pid)) >= workers + 1, started, "all workers", timeout
     )
     return started
+
+
+def web_start(
+    processes: Processes, env: dict[str, str], *, name: str, workers: int, timeout: float = 60
+) -> Started:
+    """The service as the Procfile runs it (uvicorn, `config.asgi:application`)."""
+    return server_start(
+        processes, env, name=name, app="config.asgi:application", workers=workers, timeout=timeout
+    )
 
 
 def worker_start(

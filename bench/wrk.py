@@ -3,43 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .debian import debian_tool
 from .errors import BenchError
 
 SCRIPTS = Path(__file__).resolve().parent / "wrk"
-INSTALL_HINT = "install Debian's package: `sudo apt-get install wrk`"
 _MARKER = "WRK_JSON "
 
 
 def wrk_ensure() -> str:
     """The path of wrk; installed from Debian's packages when missing and running as root."""
-    found = shutil.which("wrk")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        raise BenchError(f"wrk is missing: {INSTALL_HINT}")
-    print("[bench] wrk is missing: installing Debian's package with apt-get", flush=True)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    try:
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, timeout=600)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "--no-install-recommends", "wrk"],
-            check=True,
-            env=env,
-            timeout=600,
-        )
-    except (subprocess.SubprocessError, OSError) as exc:
-        raise BenchError(f"installing wrk failed ({exc}); {INSTALL_HINT}") from exc
-    found = shutil.which("wrk")
-    if not found:
-        raise BenchError(f"wrk is still missing after apt-get; {INSTALL_HINT}")
-    return found
+    return debian_tool("wrk", "wrk")
 
 
 def wrk_version(path: str) -> str:

@@ -25,8 +25,9 @@ PLAYERS = 3000
 RUN_TIMEOUT_SECONDS = 900
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("wrk") is None and os.geteuid() != 0,
-    reason="wrk is missing and only root can install it: sudo apt-get install wrk",
+    (shutil.which("wrk") is None or shutil.which("h2load") is None) and os.geteuid() != 0,
+    reason="wrk or h2load is missing and only root can install them: "
+    "sudo apt-get install wrk nghttp2-client",
 )
 
 
@@ -105,11 +106,27 @@ def _check_sections(results: dict) -> None:
     assert rank["zrevrank"]["missing_of_first_100"] == 0
     assert rank["zrevrank_vs_postgres"]["p50"] > 0
 
+    assert set(results["http"]["reference"]) == {"bare_asgi"}
+    bare = results["http"]["reference"]["bare_asgi"]
+    assert bare["requests"] > 0
+    assert 0 < bare["p50_ms"] <= bare["p99_ms"]
+    assert bare["cpu_cores"]["web"] > 0
     assert set(results["http"]["cached"]) == {"ping", "rank", "top100", "around"}
     assert set(results["http"]["uncached"]) == {"ping", "top100", "around"}
-    for endpoints in results["http"].values():
-        for figures in endpoints.values():
+    for server in ("cached", "uncached"):
+        for figures in results["http"][server].values():
             _sane_http(figures)
+            assert figures["ratio_to_bare_asgi"] == pytest.approx(
+                figures["requests_per_s"] / bare["requests_per_s"], abs=0.001
+            )
+            # The public rate limit is on but never reached: nothing is refused.
+            assert figures["errors"]["status"] == 0
+            assert ("open_loop" in figures) is (server == "cached")
+    for figures in results["http"]["cached"].values():
+        assert set(figures["open_loop"]) == {"50", "70"}
+        for share, run in figures["open_loop"].items():
+            _sane_open_read(run, offered=figures["requests_per_s"] * int(share) / 100)
+    _sane_stacks(results["stacks"])
 
     settings = results["machine"]["postgresql"]["settings"]
     assert "pg_stat_statements" in settings["shared_preload_libraries"]
@@ -132,8 +149,53 @@ def _check_sections(results: dict) -> None:
     _sane_open_loop(search["steps"][0], 100)
     assert search["highest_sustained_rate"] >= 0
 
-    assert len(results["targets"]) == 12
+    assert len(results["targets"]) == 16
+    names = {t["name"] for t in results["targets"]}
+    assert {
+        "Rank: throughput vs the bare ASGI app",
+        "Rank: throughput vs the ping ceiling",
+        "Rank at 70% of its maximum rate (open loop): p99",
+        "Rank at 70% of its maximum rate (open loop): p99.9",
+    } <= names
     assert {t["status"] for t in results["targets"]} <= {"PASS", "MISS"}
+
+
+def _sane_open_read(run: dict, *, offered: float) -> None:
+    """One fixed-rate read run: offered what was asked, answered, percentiles in order."""
+    assert run["offered_per_s"] == pytest.approx(offered, abs=0.1)
+    assert run["requests"] > 0
+    assert run["achieved_per_s"] > 0
+    assert 0 < run["p50_ms"] <= run["p90_ms"] <= run["p99_ms"] <= run["p999_ms"]
+    assert run["p999_ms"] <= run["max_ms"]
+    assert run["throttled_429"] == 0
+    assert sum(run["statuses"].values()) >= run["requests"]
+    assert run["connections"] == run["loaders"] * 4
+    assert run["cpu_cores"]["web"] > 0
+
+
+def _sane_stacks(stacks: dict) -> None:
+    """Every stack and path has a row; only a server that is not installed is skipped."""
+    rows = {(row["stack"], row["path"]): row for row in stacks["rows"]}
+    assert set(rows) == {
+        ("bare_asgi_uvicorn", "/"),
+        ("bare_asgi_granian", "/"),
+        ("django_asgi_uvicorn", "/healthz"),
+        ("django_a2wsgi_uvicorn", "/healthz"),
+        ("django_wsgi_granian", "/healthz"),
+        ("service_uvicorn", "/api/v1/ping"),
+        ("service_uvicorn", "/healthz"),
+    }
+    granian = (Path(sys.executable).parent / "granian").exists()
+    for (stack, _), row in rows.items():
+        if "granian" in stack and not granian:
+            assert row["skipped"] == "granian is not installed"
+            continue
+        assert "skipped" not in row
+        assert row["requests_per_s"] > 0
+        assert sum(row["errors"].values()) == 0
+        assert 0 < row["p50_ms"] <= row["p99_ms"]
+        assert row["ratio_to_bare_asgi"] > 0
+    assert rows[("bare_asgi_uvicorn", "/")]["ratio_to_bare_asgi"] == 1
 
 
 def _sane_ingest(ingest: dict) -> None:
@@ -182,6 +244,8 @@ def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_postgres_di
     for heading in (
         "## Targets",
         "## What's my rank?",
+        "## Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
+        "## Serving stacks side by side",
         "## Ingest at a fixed rate (open loop)",
         "## Highest rate kept up with (batches of 100)",
         "## PostgreSQL's side of ingest",
