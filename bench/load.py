@@ -54,12 +54,15 @@ def bench_reset(env: BenchEnvironment) -> None:
 
 
 def profile_cache_clear(env: BenchEnvironment) -> int:
-    """Delete every key under the bench's cache prefix (the profile cache)."""
+    """Delete the profile cache (the gateway's profile keys under the bench's key prefix) and
+    anything under the bench's Django cache prefix."""
     removed = 0
     cache = redis.Redis.from_url(env.redis_url, socket_timeout=10)
-    batch = list(cache.scan_iter(match=f"{env.cache_prefix}:*", count=1000))
-    for start in range(0, len(batch), 1000):
-        removed += int(cache.unlink(*batch[start : start + 1000]))
+    patterns = (f"{env.key_prefix}profile:*", f"{env.key_prefix}profile-generation:*")
+    for pattern in (*patterns, f"{env.cache_prefix}:*"):
+        batch = list(cache.scan_iter(match=pattern, count=1000))
+        for start in range(0, len(batch), 1000):
+            removed += int(cache.unlink(*batch[start : start + 1000]))
     return removed
 
 
