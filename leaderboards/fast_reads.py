@@ -19,14 +19,16 @@ which still answer them when Django is called directly (tests, a WSGI server).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 from urllib.parse import parse_qsl
 
 from asgiref.sync import sync_to_async
+from cachetools import LRUCache
 from django.conf import settings
 from django.db import close_old_connections
 from django_prometheus.middleware import Metrics
@@ -36,7 +38,7 @@ from config.errors import DomainError, api_error
 from config.throttles import Decision, public_read_take, window_counts
 from matches.api import check_player_id
 from seasons.models import Season, SeasonState
-from seasons.selectors import DEFAULT_BOARD, season_for_read, season_lookups_cache
+from seasons.selectors import DEFAULT_BOARD, season_for_read
 
 from . import selectors, store
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
@@ -185,51 +187,154 @@ def _on_a_thread(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     return sync_to_async(as_a_request, thread_sensitive=False)
 
 
-_profiles_load = _on_a_thread(selectors.profiles_load)
 _top_answer = _on_a_thread(selectors.top_answer)
+_top_answer_renewed = _on_a_thread(selectors.top_answer_renewed)
 _season_for_read = _on_a_thread(season_for_read)
 
 
-async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
-    """profiles_get on the event loop: the cache in one round trip; the names it lacks from
-    PostgreSQL, on a thread (only until the cache has them)."""
-    entries, generations = await store.aprofiles_read(player_ids)
-    profiles = selectors.profiles_known(player_ids, entries, generations)
-    missing = [i for i in player_ids if i not in profiles]
-    if missing:
-        profiles.update(await _profiles_load(missing, generations))
-    return profiles
+# Tasks nobody awaits, held until they finish (the event loop keeps only weak references).
+_background: set[asyncio.Future[Any]] = set()
 
 
-async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:
-    """The shared top page: from this process's memory, else from Redis, else built (on a
-    thread: the build reads names from the profile cache and PostgreSQL)."""
-    offset, limit, rank_style = query["offset"], query["limit"], query["rank_style"]
-    local_key = (season.pk, offset, limit, rank_style)
-    now_ms = int(time.time() * 1000)
-    answer = selectors.top_pages_cache.peek(local_key)
-    if answer is not None and answer.expires_at_ms > now_ms:
-        return answer
-    if settings.LEADERBOARD_TOP_CACHE_SECONDS > 0:
-        shared = await store.ashared_answer_get(
-            store.top_answer_key(season.pk, offset=offset, limit=limit, rank_style=rank_style)
-        )
-        if shared is not None and shared.expires_at_ms > now_ms:
-            selectors.top_pages_cache.put(local_key, shared)
-            return shared
-    return await _top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
+def _in_background(awaitable: Awaitable[Any]) -> None:
+    task = asyncio.ensure_future(awaitable)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+class _OnePerKey:
+    """Requests of the same moment that need the same slow answer (a season from PostgreSQL,
+    a top page to build) wait for one computation of it, not one each: at the second a cached
+    answer goes stale, every request in flight would otherwise go to a thread and the database
+    at once, which showed as the reads' p99."""
+
+    def __init__(self) -> None:
+        self._running: dict[Hashable, asyncio.Future[Any]] = {}
+
+    async def run(self, key: Hashable, compute: Callable[[], Awaitable[Any]]) -> Any:
+        running = self._running.get(key)
+        if running is None or running.get_loop() is not asyncio.get_running_loop():
+            running = self._running[key] = asyncio.ensure_future(compute())
+            running.add_done_callback(lambda done: self._finished(key, done))
+        # One waiter that goes away (its client left) must not cancel the others' answer.
+        return await asyncio.shield(running)
+
+    def soon(self, key: Hashable, compute: Callable[[], Awaitable[Any]]) -> None:
+        """Start computing unless it already runs; nobody waits for it."""
+        _in_background(self.run(key, compute))
+
+    def _finished(self, key: Hashable, done: asyncio.Future[Any]) -> None:
+        if self._running.get(key) is done:
+            del self._running[key]
+        if not done.cancelled() and done.exception() is not None:
+            logger.warning("event-loop read failed: %r", done.exception())
+
+
+_once = _OnePerKey()
+
+# Seasons this process has looked up, with when: reused for LEADERBOARD_SEASON_CACHE_SECONDS,
+# then renewed in the background while the old one is served for as long again (a season's
+# rows change a few times in its life; the sync path's cache has the same age bound).
+_seasons: LRUCache[tuple[str, str | None], tuple[Season, float]] = LRUCache(maxsize=1024)
+
+
+def seasons_forget() -> None:
+    """Forget the seasons looked up (tests; a process otherwise renews them as they age)."""
+    _seasons.clear()
 
 
 async def _season(board_slug: str | None, season_slug: str | None) -> Season:
-    season = season_lookups_cache.peek((board_slug or DEFAULT_BOARD, season_slug or None))
-    if season is None:
+    key = (board_slug or DEFAULT_BOARD, season_slug or None)
+    seconds = settings.LEADERBOARD_SEASON_CACHE_SECONDS
+    known = _seasons.get(key)
+    age = time.monotonic() - known[1] if known else None
+    if known is not None and age is not None and age < 2 * seconds:
+        if age >= seconds:
+            _once.soon(("season", key), lambda: _season_lookup(key))
+        season = known[0]
+    else:
         try:
-            season = await _season_for_read(board_slug=board_slug, season_slug=season_slug)
+            season = await _once.run(("season", key), lambda: _season_lookup(key))
         except Exception as exc:
             raise _NotHere from exc  # Django answers the unknown board or season
     if season.state == SeasonState.CLOSED:
         raise _NotHere  # read from the archive (or the kept key) by Django
     return season
+
+
+async def _season_lookup(key: tuple[str, str | None]) -> Season:
+    season = await _season_for_read(board_slug=key[0], season_slug=key[1])
+    if settings.LEADERBOARD_SEASON_CACHE_SECONDS > 0:
+        _seasons[key] = (season, time.monotonic())
+    return season
+
+
+async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:
+    """The shared top page from this process's memory; half-way through its life a new one is
+    fetched or built in the background, so readers wait for a build only when none is kept
+    (the first read of a page, or with LEADERBOARD_TOP_CACHE_SECONDS 0: built every time)."""
+    offset, limit, rank_style = query["offset"], query["limit"], query["rank_style"]
+    if settings.LEADERBOARD_TOP_CACHE_SECONDS <= 0:
+        return await _top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
+    page = {"season": season, "offset": offset, "limit": limit, "rank_style": rank_style}
+    key = ("top", season.pk, offset, limit, rank_style)
+    answer = selectors.top_pages_cache.peek(key[1:])
+    if answer is not None and answer.expires_at_ms > int(time.time() * 1000):
+        if selectors.top_answer_renewing_due(answer):
+            _once.soon(key, lambda: _top_answer_renewed(**page))
+        return answer
+    return await _once.run(key, lambda: _top_answer_renewed(**page))
+
+
+class _ProfileLoads:
+    """Names the profile cache lacks, loaded from PostgreSQL for all the requests of the same
+    moment in one query on one thread (an around-me read of a cold board misses most of its
+    2n+1 names, and a thread and a query per request was most of its cost)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, str | None] = {}
+        self._loaded: asyncio.Future[dict[str, tuple[str, str]]] | None = None
+        self._load = _on_a_thread(selectors.profiles_load)
+
+    async def get(
+        self, player_ids: list[str], generations: dict[str, str | None]
+    ) -> dict[str, tuple[str, str]]:
+        loop = asyncio.get_running_loop()
+        if self._loaded is None or self._loaded.get_loop() is not loop:
+            self._loaded = loop.create_future()
+            self._waiting = {}
+            loop.call_soon(self._start)
+        for player_id in player_ids:
+            self._waiting[player_id] = generations.get(player_id)
+        loaded = await asyncio.shield(self._loaded)
+        return {i: loaded[i] for i in player_ids}
+
+    def _start(self) -> None:
+        waiting, future = self._waiting, self._loaded
+        self._waiting, self._loaded = {}, None
+        assert future is not None
+
+        async def load() -> None:
+            try:
+                future.set_result(await self._load(list(waiting), waiting))
+            except Exception as exc:
+                future.set_exception(exc)
+
+        _in_background(load())
+
+
+_profile_loads = _ProfileLoads()
+
+
+async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """profiles_get on the event loop: the cache in one round trip; the names it lacks from
+    PostgreSQL (only until the cache has them)."""
+    entries, generations = await store.aprofiles_read(player_ids)
+    profiles = selectors.profiles_known(player_ids, entries, generations)
+    missing = [i for i in player_ids if i not in profiles]
+    if missing:
+        profiles.update(await _profile_loads.get(missing, generations))
+    return profiles
 
 
 def _error(exc: Exception) -> tuple[int, list[tuple[str, str]], bytes]:

@@ -176,24 +176,38 @@ def top_answer(
 ) -> store.SharedAnswer:
     """Ranks offset+1 .. offset+limit as the API's JSON body, with its validator.
 
-    Built once per LEADERBOARD_TOP_CACHE_SECONDS for every process: the first process that
-    misses builds it and shares it in Redis, the others take that one, and each keeps it in
-    memory until it goes stale. So millions of readers of the top 100 cost a build a second in
-    all and a Redis read a second per process, and any HTTP cache in front can keep the answer
-    for the same window (top_answer_headers)."""
-    seconds = settings.LEADERBOARD_TOP_CACHE_SECONDS
-    if seconds <= 0:
+    Built about once per LEADERBOARD_TOP_CACHE_SECONDS for every process: shared in Redis
+    (top_answer_renewed) and kept in each process's memory until it goes stale. So millions of
+    readers of the top 100 cost a build a second in all and a Redis read a second per process,
+    and any HTTP cache in front can keep the answer for the same window (top_answer_headers)."""
+    if settings.LEADERBOARD_TOP_CACHE_SECONDS <= 0:
         return _top_build(season, offset, limit, rank_style, seconds=0)
-    local_key = (season.pk, offset, limit, rank_style)
-    answer = top_pages_cache.peek(local_key)
+    answer = top_pages_cache.peek((season.pk, offset, limit, rank_style))
     if answer is not None and answer.expires_at_ms > _now_ms():
         return answer
+    return top_answer_renewed(season=season, offset=offset, limit=limit, rank_style=rank_style)
+
+
+def top_answer_renewing_due(answer: store.SharedAnswer) -> bool:
+    """Past half its life: time to renew it, so a new one is ready before this one is stale."""
+    return answer.expires_at_ms - _now_ms() <= (answer.expires_at_ms - answer.built_at_ms) // 2
+
+
+def top_answer_renewed(
+    *, season: Season, offset: int, limit: int, rank_style: str
+) -> store.SharedAnswer:
+    """The shared answer while it has more than half its life left, else a new one built and
+    shared in its place (a process builds when its own copy is half-way: readers never wait
+    for one; two processes half-way at the same moment may both build, the later one stays);
+    kept in this process's memory either way."""
     shared_key = store.top_answer_key(season.pk, offset=offset, limit=limit, rank_style=rank_style)
     answer = store.shared_answer_get(shared_key)
-    if answer is None or answer.expires_at_ms <= _now_ms():
-        built = _top_build(season, offset, limit, rank_style, seconds=seconds)
-        answer = store.shared_answer_put(shared_key, built)
-    top_pages_cache.put(local_key, answer)
+    if answer is None or top_answer_renewing_due(answer):
+        answer = _top_build(
+            season, offset, limit, rank_style, seconds=settings.LEADERBOARD_TOP_CACHE_SECONDS
+        )
+        store.shared_answer_put(shared_key, answer)
+    top_pages_cache.put((season.pk, offset, limit, rank_style), answer)
     return answer
 
 

@@ -624,16 +624,11 @@ def shared_answer_get(key: str) -> SharedAnswer | None:
     return _shared_answer(client().get(key))
 
 
-def shared_answer_put(key: str, answer: SharedAnswer) -> SharedAnswer:
-    """Share an answer until it goes stale; when another process shared one first, that one is
-    the answer for everyone (every reader of the moment sees the same body and validator)."""
+def shared_answer_put(key: str, answer: SharedAnswer) -> None:
+    """Share an answer until it goes stale (replacing the one before)."""
     ttl_ms = max(1, answer.expires_at_ms - answer.built_at_ms)
     raw = f"{answer.built_at_ms}:{answer.expires_at_ms}:{answer.etag}:{answer.body}"
-    pipe = client().pipeline(transaction=False)
-    pipe.set(key, raw, px=ttl_ms, nx=True)
-    pipe.get(key)
-    _, current = pipe.execute()
-    return _shared_answer(current) or answer
+    client().set(key, raw, px=ttl_ms)
 
 
 # Player profiles for the boards' names: per player the entry [generation, display_name,

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from config import health
 from config.throttles import window_counts_clear
+from leaderboards import fast_reads, store
 from leaderboards import selectors as leaderboard_selectors
-from leaderboards import store
 from matches import services as match_services
 from matches.models import GameServer
 from matches.permissions import verified_keys_cache
@@ -27,6 +27,7 @@ def _clean_redis() -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
     leaderboard_selectors.top_pages_cache.clear()
     window_counts_clear()
+    fast_reads.seasons_forget()
     season_selectors.season_lookups_cache.clear()
     health.probe_answers.clear()
     match_services.board_lookups_cache.clear()

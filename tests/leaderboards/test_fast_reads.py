@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from config.asgi import application
-from leaderboards import store
+from leaderboards import fast_reads, store
 from leaderboards.fast_reads import FastReads
 from matches.models import Player
 from seasons.models import Season, SeasonState
@@ -242,3 +242,49 @@ def test_ordinal_reads_do_not_count_better_players(board):
 
     assert ordinal.better_count is None
     assert (ordinal.rank, competition.better_count) == (3, 1)
+
+
+def asgi_gather(paths: list[str]) -> list[httpx.Response]:
+    """Requests of the same moment: all sent before any is answered."""
+
+    async def get_all() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=application, client=("127.0.0.1", 4000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            return await asyncio.gather(*(http.get(path) for path in paths))
+
+    return asyncio.run(get_all())
+
+
+def counted(monkeypatch, owner: Any, name: str) -> list[Any]:
+    calls: list[Any] = []
+    original = getattr(owner, name)
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args or kwargs)
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
+def test_requests_of_the_same_moment_share_one_season_lookup(board, settings, monkeypatch):
+    settings.LEADERBOARD_SEASON_CACHE_SECONDS = 60
+    lookups = counted(monkeypatch, fast_reads, "_season_for_read")
+
+    answers = asgi_gather([f"/api/v1/leaderboard/players/p{1 + i % 4}" for i in range(20)])
+
+    assert [a.status_code for a in answers] == [200] * 20
+    assert len(lookups) == 1
+
+
+def test_names_missing_from_the_cache_are_loaded_once_for_the_requests_of_the_moment(
+    client, board, monkeypatch
+):
+    loads = counted(monkeypatch, fast_reads._profile_loads, "_load")
+    paths = [f"/api/v1/leaderboard/players/p{1 + i % 4}/around?n=1" for i in range(12)]
+
+    answers = asgi_gather(paths)
+
+    assert len(loads) == 1
+    assert [a.content for a in answers] == [client.get(path).content for path in paths]
+    assert answers[0].json()["entries"][0]["display_name"] == "Ada"
