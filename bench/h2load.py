@@ -14,9 +14,9 @@ start together, so a process's connections ask for the same player at the same m
 therefore comes from many small processes, `CONNECTIONS_PER_LOADER` connections each, each with a
 URI list of its own (random players) and started a fraction of an interval after the previous
 one, so arrivals are spread over the interval and a player is asked for by at most that many
-connections at once. One connection per process would remove that too, but a process woken for
-every request costs more CPU: 0.34 cores against 0.21 at 2,560 requests a second on the bench
-machine, taken from the servers it measures.
+connections at once. Each process costs the machine CPU and scheduling that it takes from the
+servers it measures (32 processes of 4 connections put tens of ms on the servers' p99 at 2,800
+requests a second that 8 processes of 16 did not), so processes are few.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .debian import debian_tool
 from .errors import BenchError
 from .stats import percentile
 
-CONNECTIONS_PER_LOADER = 4
+CONNECTIONS_PER_LOADER = 16
 # Connections are made and answer a few requests before the measured window starts.
 WARMUP_SECONDS = 1.0
 _SUMMARY = re.compile(

@@ -96,6 +96,9 @@ async def _payload_too_large(send, limit: int) -> None:  # noqa: ANN001
     await send({"type": "http.response.body", "body": body})
 
 
+import gc  # noqa: E402
+gc.freeze()
+
 application = ProtocolTypeRouter(
     {
         "http": RequestBodyLimit(
