@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bench.h2load import CONNECTIONS_PER_LOADER
 from scripts.devservices import pg_bindir, pg_cluster_stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,7 +170,7 @@ def _sane_open_read(run: dict, *, offered: float) -> None:
     assert run["p999_ms"] <= run["max_ms"]
     assert run["throttled_429"] == 0
     assert sum(run["statuses"].values()) >= run["requests"]
-    assert run["connections"] == run["loaders"] * 4
+    assert run["connections"] == run["loaders"] * CONNECTIONS_PER_LOADER
     assert run["cpu_cores"]["web"] > 0
 
 
