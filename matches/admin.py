@@ -4,11 +4,16 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework_api_key.admin import APIKeyModelAdmin
+from rest_framework_api_key.models import APIKey
 
 from config.admin import LargeTableAdmin, ReadOnlyAdmin
 
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
+
+# The library's own key model is not used (game servers have theirs, GameServer, below): its
+# empty "API keys" section beside "Game-server keys" only confused operators.
+admin.site.unregister(APIKey)
 
 
 @admin.register(Player)

@@ -6,6 +6,7 @@ app_name = "pages"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("boards/<slug:board>/", views.board, name="board"),
     path("boards/<slug:board>/seasons/<slug:season>/", views.board, name="season"),
     path("players/", views.player_lookup, name="player-lookup"),

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis.exceptions
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -20,6 +21,9 @@ from config.throttles import pages_wait
 from seasons.selectors import DEFAULT_BOARD
 
 from . import selectors
+
+# Browsers ask for /favicon.ico on every site, the admin's pages included.
+_FAVICON = (settings.BASE_DIR / "static" / "pages" / "favicon.svg").read_bytes()
 
 logger = logging.getLogger(__name__)
 
@@ -100,3 +104,10 @@ def player_lookup(request: HttpRequest) -> HttpResponse:
 @page_view
 def player(request: HttpRequest, player_id: str) -> HttpResponse:
     return render(request, "pages/player.html", selectors.player_page(player_id=player_id))
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(
+        _FAVICON, content_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}
+    )

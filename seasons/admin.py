@@ -3,7 +3,9 @@
 import io
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
@@ -15,11 +17,33 @@ from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, S
 from .tasks import close_season
 
 
+class SeasonInlineFormSet(BaseInlineFormSet):
+    """Seasons added together on a board's page may not overlap each other either (each is
+    checked against the saved ones by Season.clean)."""
+
+    def clean(self) -> None:
+        super().clean()
+        windows = sorted(
+            (data["starts_at"], data["ends_at"], data.get("slug") or "")
+            for data in (form.cleaned_data for form in self.forms if form.is_valid())
+            if data and not data.get("DELETE") and data.get("starts_at") and data.get("ends_at")
+        )
+        for (_, first_end, first), (second_start, _, second) in zip(
+            windows, windows[1:], strict=False
+        ):
+            if second_start < first_end:
+                raise ValidationError(
+                    f"Seasons '{first}' and '{second}' overlap; seasons of one board may not "
+                    "overlap, so that every result has one season."
+                )
+
+
 class SeasonInline(admin.TabularInline):
     """The board's seasons that are not closed yet (the running, upcoming and closing ones): an
     hourly board has thousands of closed seasons a year, which the Seasons list pages through."""
 
     model = Season
+    formset = SeasonInlineFormSet
     extra = 0
     fields = ("slug", "name", "starts_at", "ends_at", "grace_period", "state")
     readonly_fields = ("state",)
@@ -43,7 +67,14 @@ class BoardAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name")
     fieldsets = (
         (None, {"fields": ("slug", "name")}),
-        ("Rules", {"fields": ("score_operator", "sort_order")}),
+        (
+            "Rules",
+            {
+                "fields": ("score_operator", "sort_order", "max_points_per_result"),
+                "description": "The rules apply to whole seasons: they cannot change while a "
+                "season has scores.",
+            },
+        ),
         (
             "Schedule",
             {
@@ -74,8 +105,10 @@ class SeasonAdmin(admin.ModelAdmin):
         "archived_players",
     )
     list_filter = ("board", "state")
+    list_select_related = ("board",)
     search_fields = ("slug", "name", "board__slug")
-    readonly_fields = (
+    # What the close job records: shown on a season's page, never on a form to fill in.
+    progress_fields = (
         "state",
         "close_step",
         "close_started_at",
@@ -85,6 +118,25 @@ class SeasonAdmin(admin.ModelAdmin):
         "standings_removed_at",
         "created_at",
     )
+    editable_fields = ("board", "slug", "name", "starts_at", "ends_at", "grace_period")
+
+    def get_fields(self, request: HttpRequest, obj: Season | None = None) -> tuple[str, ...]:
+        # The reconciliation's cursor is internal: on no form. A new season has no progress.
+        return self.editable_fields if obj is None else self.editable_fields + self.progress_fields
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Season | None = None
+    ) -> tuple[str, ...]:
+        if obj is not None and obj.state == SeasonState.CLOSED:
+            # A closed season is history: its archive, rewards and exports depend on it as is.
+            return self.editable_fields + self.progress_fields
+        return () if obj is None else self.progress_fields
+
+    def has_delete_permission(self, request: HttpRequest, obj: Season | None = None) -> bool:
+        if obj is not None and obj.state != SeasonState.OPEN:
+            return False
+        return super().has_delete_permission(request, obj)
+
     actions = ["rebuild_standings", "close_now", "export_csv", "export_parquet"]
 
     @admin.display(description="Status")
@@ -101,14 +153,17 @@ class SeasonAdmin(admin.ModelAdmin):
             messages.SUCCESS,
         )
 
-    @admin.action(description="Close now (archive standings, give rewards)")
+    @admin.action(
+        description="Close now: the season ends now and the next one starts (archive, rewards)"
+    )
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         seasons = list(queryset.exclude(state=SeasonState.CLOSED))
         for season in seasons:
             close_season.delay(season.pk, force=True)
         self.message_user(
             request,
-            f"Queued closing of {len(seasons)} season(s); watch the close step column.",
+            f"Queued closing of {len(seasons)} season(s): each ends at once (no grace period) "
+            "and its board's next season starts; watch the close step column.",
             messages.SUCCESS,
         )
 
@@ -145,6 +200,8 @@ class ArchivedStandingAdmin(ReadOnlyAdmin):
     list_display = ("season", "rank", "player", "points", "reached_at")
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
+    # The newest season first, each from its first rank (the archive's unique (season, rank)).
+    ordering = ("-season_id", "rank")
 
 
 @admin.register(SeasonReward)

@@ -39,6 +39,9 @@ class BoardOut(serializers.Serializer):
     name = serializers.CharField()
     score_operator = serializers.CharField()
     sort_order = serializers.CharField()
+    max_points_per_result = serializers.IntegerField(
+        allow_null=True, help_text="Results with more points are refused; null: no limit."
+    )
     schedule = serializers.CharField()
     schedule_cron = serializers.CharField()
     schedule_timezone = serializers.CharField()
@@ -72,6 +75,7 @@ def board_out(board: Board) -> dict[str, Any]:
         "name": board.name,
         "score_operator": board.score_operator,
         "sort_order": board.sort_order,
+        "max_points_per_result": board.max_points_per_result,
         "schedule": board.schedule,
         "schedule_cron": board.cron_expression,
         "schedule_timezone": board.schedule_timezone,

@@ -29,7 +29,7 @@ from leaderboards.services import season_rebuild_standings, totals_mirror_pendin
 from seasons.scoring import TIME_SLOTS, points_of
 
 from .locks import SeasonBusy, season_job
-from .models import Season, SeasonState
+from .models import MAX_SEASON_SECONDS, Season, SeasonState
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,8 @@ def _season_close(
             season.close_started_at = now
             season.close_step = "closing"
             season.save(update_fields=["state", "close_started_at", "close_step"])
+            if force and now < season.ends_at:
+                _reset_now(season, now)
 
     _mirror_pending(season)
     _step(season, "mirrored")
@@ -230,6 +232,43 @@ def _award(season: Season, now: datetime) -> int:
             [now, season.board_id, season.archived_players or 0, season.pk],
         )
         return cursor.rowcount
+
+
+def _reset_now(season: Season, now: datetime) -> None:
+    """ "Close now" before the season's end is a reset: the season ends now, with no grace (a
+    result that ended before this moment and arrives later is refused as `season_closed`, as
+    for any closed season), and the board's next season starts now, so a result that ends
+    from now on has a home at once.
+
+    The next season is moved to start now when it has no result yet and its window still fits
+    a season's length; otherwise a season of its own bridges the gap until it starts. A board
+    without a next season takes no results until one is made. Runs in the close's first
+    transaction, with the season's row locked."""
+    following = (
+        Season.objects.select_for_update()
+        .filter(board_id=season.board_id, starts_at__gte=season.ends_at)
+        .order_by("starts_at")
+        .first()
+    )
+    gap_end = season.ends_at
+    season.ends_at = now
+    season.grace_period = timedelta(0)
+    season.save(update_fields=["ends_at", "grace_period"])
+    if following is None:
+        return
+    fits = (following.ends_at - now).total_seconds() <= MAX_SEASON_SECONDS
+    if fits and following.starts_at == gap_end and not following.totals.exists():
+        following.starts_at = now
+        following.save(update_fields=["starts_at"])
+        return
+    Season.objects.create(
+        board_id=season.board_id,
+        slug=f"{season.slug}-reset-{now:%Y%m%d%H%M%S}",
+        name=f"{season.name} (after the reset)",
+        starts_at=now,
+        ends_at=min(following.starts_at, now + timedelta(seconds=MAX_SEASON_SECONDS)),
+        grace_period=season.board.season_grace_period,
+    )
 
 
 def seasons_close_due(*, now: datetime | None = None) -> list[int]:

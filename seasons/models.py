@@ -49,6 +49,33 @@ SCHEDULE_CRON = {
 }
 
 
+# Firings looked at when a cron schedule is saved: a few years of a schedule that fires up to
+# every few hours, enough to meet every kind of window it makes (the rare long ones included).
+_CRON_CHECK_FIRINGS = 50_000
+_CRON_CHECK_YEARS = 28  # weekdays and leap years repeat together every 28 years
+
+
+def longest_window(expression: str, now: datetime) -> tuple[datetime, datetime] | None:
+    """The first window of the cron schedule longer than a season may last, or None.
+
+    Firings are read on the wall clock, as the planner reads them; a clock change moves a
+    window's length by an hour at most, so the check keeps that hour in hand."""
+    wall = now.replace(tzinfo=None, microsecond=0)
+    firings = CronSim(expression, wall)
+    previous = next(firings)
+    horizon = previous + timedelta(days=366 * _CRON_CHECK_YEARS)
+    for _ in range(_CRON_CHECK_FIRINGS):
+        firing = next(firings, None)
+        if firing is None:
+            return None
+        if (firing - previous).total_seconds() + 3600 > MAX_SEASON_SECONDS:
+            return previous, firing
+        if firing > horizon:
+            return None
+        previous = firing
+    return None
+
+
 class Board(models.Model):
     slug = models.SlugField(max_length=64, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
@@ -116,16 +143,47 @@ class Board(models.Model):
             raise ValidationError({"schedule_timezone": "Unknown time zone."}) from exc
         if self.schedule == ScheduleKind.CRON:
             try:
-                firings = CronSim(self.schedule_cron, timezone.now())
-                first, second = next(firings), next(firings)
+                longest = longest_window(self.schedule_cron, timezone.now())
             except (CronSimError, ValueError, StopIteration) as exc:
                 raise ValidationError({"schedule_cron": f"Invalid cron expression: {exc}"}) from exc
-            if (second - first).total_seconds() > MAX_SEASON_SECONDS:
+            if longest is not None:
+                start, end = longest
                 raise ValidationError(
-                    {"schedule_cron": "Seasons may last at most 2^24 - 1 seconds (about 194 days)."}
+                    {
+                        "schedule_cron": (
+                            "Every season of a schedule must last at most 2^24 - 1 seconds "
+                            f"(about 194 days); this one would run from {start:%Y-%m-%d %H:%M} "
+                            f"to {end:%Y-%m-%d %H:%M} ({(end - start).days} days)."
+                        )
+                    }
                 )
-        elif self.schedule_cron:
-            raise ValidationError({"schedule_cron": "Only used with the cron schedule."})
+        else:
+            # A cron expression left over from an earlier cron schedule means nothing now.
+            self.schedule_cron = ""
+        self._rules_unchanged_while_running()
+
+    def _rules_unchanged_while_running(self) -> None:
+        """Scoring rules apply to a whole season: a season that already has standings keeps the
+        rules it started with, so they cannot change while one is running or closing."""
+        if self.pk is None:
+            return
+        before = Board.objects.filter(pk=self.pk).values("score_operator", "sort_order").first()
+        if before is None or (
+            before["score_operator"] == self.score_operator
+            and before["sort_order"] == self.sort_order
+        ):
+            return
+        # `totals`: the write path's per-season totals (matches), reached through the relation
+        # so that seasons does not import the app above it. A board has few seasons not closed.
+        running = self.seasons.exclude(state=SeasonState.CLOSED).order_by("starts_at")
+        scored = next((season for season in running if season.totals.exists()), None)
+        if scored is not None:
+            raise ValidationError(
+                "The scoring rules cannot change while season "
+                f"'{scored.slug}' ({scored.name}) has scores: its standings were computed with "
+                "the current rules. Change them once it is closed, before the next season gets "
+                "its first result, or create a new board with the new rules."
+            )
 
 
 class SeasonState(models.TextChoices):
@@ -141,6 +199,15 @@ class SeasonStatus(models.TextChoices):
     RUNNING = "running", "Running"
     CLOSING = "closing", "Closing"
     CLOSED = "closed", "Closed"
+
+
+def season_overlap_message(other: "Season") -> str:
+    return (
+        f"This season overlaps season '{other.slug}' ({other.name}, "
+        f"{other.starts_at:%Y-%m-%d %H:%M} to {other.ends_at:%Y-%m-%d %H:%M} UTC) of the same "
+        "board. Seasons of one board may not overlap, so that every result has one season: "
+        "move its start or end."
+    )
 
 
 class Season(models.Model):
@@ -186,6 +253,10 @@ class Season(models.Model):
             # Two seasons of one board never overlap, so every result has exactly one home.
             ExclusionConstraint(
                 name="season_windows_do_not_overlap",
+                violation_error_message=(
+                    "This season overlaps another season of the same board; seasons of one "
+                    "board may not overlap."
+                ),
                 expressions=[
                     (F("board"), RangeOperators.EQUAL),
                     (
@@ -203,7 +274,8 @@ class Season(models.Model):
         indexes = [models.Index(fields=["board", "starts_at", "ends_at"])]
 
     def __str__(self) -> str:
-        return f"{self.board_id}:{self.slug}"
+        # Lists that show many seasons select their boards with them (the admin does).
+        return f"{self.board.name} · {self.name}"
 
     def clean(self) -> None:
         super().clean()
@@ -221,6 +293,24 @@ class Season(models.Model):
                 )
         if self.grace_period is not None and self.grace_period < timedelta(0):
             raise ValidationError({"grace_period": "The grace period cannot be negative."})
+        overlapping = self.overlapping_season()
+        if overlapping is not None:
+            # On the start field, so the exclusion constraint (which says the same without
+            # naming the other season) is not checked a second time.
+            raise ValidationError({"starts_at": season_overlap_message(overlapping)})
+
+    def overlapping_season(self) -> "Season | None":
+        """The first other season of the board whose window overlaps this one's."""
+        if not (self.board_id and self.starts_at and self.ends_at):
+            return None
+        return (
+            Season.objects.filter(
+                board_id=self.board_id, starts_at__lt=self.ends_at, ends_at__gt=self.starts_at
+            )
+            .exclude(pk=self.pk)
+            .order_by("starts_at")
+            .first()
+        )
 
     @property
     def accepts_until(self) -> datetime:
@@ -302,6 +392,10 @@ class RewardTier(models.Model):
                     )
                 ),
                 name="reward_tier_ranks_or_percent",
+                violation_error_message=(
+                    "Give either a rank range (from 1 or more, to at least from) or a top "
+                    "percentage (more than 0, at most 100), not both."
+                ),
             )
         ]
 
@@ -317,8 +411,17 @@ class RewardTier(models.Model):
                 raise ValidationError("Give either a rank range or a top percentage, not both.")
         elif self.rank_from is None or self.rank_to is None:
             raise ValidationError("Give a rank range (from and to) or a top percentage.")
-        elif self.rank_from < 1 or self.rank_to < self.rank_from:
-            raise ValidationError({"rank_to": "The range must run from rank 1 or more upwards."})
+        elif self.rank_from < 1:
+            raise ValidationError({"rank_from": "Ranks start at 1."})
+        elif self.rank_to < self.rank_from:
+            raise ValidationError(
+                {
+                    "rank_to": (
+                        f"The range ends before it starts: 'to' ({self.rank_to}) must be at "
+                        f"least 'from' ({self.rank_from})."
+                    )
+                }
+            )
 
 
 class SeasonReward(models.Model):

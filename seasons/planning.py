@@ -103,10 +103,16 @@ def _season_at(board: Board, moment: datetime) -> Season:
         .values_list("starts_at", flat=True)
         .first()
     )
+    if (end - start).total_seconds() > MAX_SEASON_SECONDS:
+        # Saving a board checks every window of its schedule (Board.clean); one saved before
+        # that check, or around it, is not planned at all rather than cut into seasons that
+        # begin in the past.
+        raise ValueError(
+            f"board {board.slug}: the schedule's window {start:%Y-%m-%d %H:%M} to "
+            f"{end:%Y-%m-%d %H:%M} UTC is longer than a season may last; fix the schedule"
+        )
     start = max(start, previous_end or start)
     end = min(end, following_start or end)
-    if (end - start).total_seconds() > MAX_SEASON_SECONDS:
-        end = start + timedelta(seconds=MAX_SEASON_SECONDS)
     slug, name = season_label(board, start)
     if Season.objects.filter(board=board, slug=slug).exists():
         slug = f"{slug}-{start:%H%M%S}"

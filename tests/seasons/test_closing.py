@@ -149,9 +149,11 @@ def test_closing_before_the_grace_period_ends_is_refused_unless_forced(post_scor
 
     closed = closing.season_close(season=season, force=True)
     assert closed.state == "closed"
+    assert closed.ends_at <= timezone.now()  # closed now: it ends now
+    # The board has no next season: a result of after the close has no home.
     response = post_scores({"player_id": "p1", "points": 5, "match_id": "m2"})
     assert response.status_code == 409
-    assert response.json()["error"]["code"] == "season_closed"
+    assert response.json()["error"]["code"] == "no_active_season"
 
 
 @pytest.mark.parametrize("step", ["_mirror_pending", "_snapshot", "_verify", "_award"])
