@@ -52,7 +52,7 @@ def config_facts(options: Options, env: BenchEnvironment) -> dict[str, Any]:
         "read_seconds": options.read_seconds,
         "warmup_seconds": options.warmup_seconds,
         "openread_seconds": options.openread_seconds,
-        "openread_processes": options.openread_processes,
+        "openread_connections": options.openread_connections,
         "stacks_seconds": options.stacks_seconds,
         "ingest_seconds": options.ingest_seconds,
         "connections": options.connections,
