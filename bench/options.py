@@ -21,7 +21,7 @@ class Options:
     read_seconds: float
     warmup_seconds: float
     openread_seconds: float
-    openread_processes: int
+    openread_connections: int
     stacks_seconds: float
     ingest_seconds: float
     connections: int
@@ -72,13 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--openread-seconds",
         type=float,
-        help="time per read endpoint and rate at a fixed offered rate (20)",
+        help="time per read endpoint and rate at a fixed offered rate, h2load (20)",
     )
     parser.add_argument(
-        "--openread-processes",
+        "--openread-connections",
         type=int,
-        default=2,
-        help="processes sharing the fixed-rate reads' schedule (2)",
+        default=128,
+        help="connections the fixed-rate reads are spread over",
     )
     parser.add_argument(
         "--stacks-seconds", type=float, help="wrk time per serving stack side by side (5)"
@@ -146,7 +146,7 @@ def options_parse(argv: list[str] | None = None) -> Options:
         read_seconds=pick(args.read_seconds, 20, 3),
         warmup_seconds=pick(args.warmup_seconds, 3, 1),
         openread_seconds=pick(args.openread_seconds, 20, 2),
-        openread_processes=args.openread_processes,
+        openread_connections=args.openread_connections,
         stacks_seconds=pick(args.stacks_seconds, 5, 1),
         ingest_seconds=pick(args.ingest_seconds, 60, 5),
         connections=args.connections,

@@ -29,6 +29,7 @@ from . import report
 from .baseline import postgres_rank, redis_rank, sample_players
 from .environment import BenchEnvironment
 from .errors import BenchError
+from .h2load import h2load_version
 from .ingest import ingest_measure, ingest_wrk, mirror_wait, openloop_measure, sustained
 from .load import (
     bench_reset,
@@ -94,7 +95,7 @@ class Recorder:
             }
 
 
-def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
+def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     started = timezone.now()
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     log_dir = options.results_dir / "logs" / stamp
@@ -107,6 +108,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
         "config": report.config_facts(options, env),
         "machine": machine_facts(env, wrk=wrk_version(wrk)),
     }
+    results["machine"]["h2load"] = h2load_version(h2load)
     results["machine"]["postgresql"].update(
         settings=server_settings(env),
         cluster=(
@@ -119,7 +121,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str) -> int:
     code = 0
     try:
         with Processes(log_dir) as processes:
-            _phases(recorder, results, options, env, wrk, processes, log_dir)
+            _phases(recorder, results, options, env, wrk, h2load, processes, log_dir)
     except KeyboardInterrupt:
         results["interrupted"] = True
         say("interrupted: stopping every process the run started")
@@ -147,6 +149,7 @@ def _phases(
     options: Options,
     env: BenchEnvironment,
     wrk: str,
+    h2load: str,
     processes: Processes,
     log_dir: Path,
 ) -> None:
@@ -218,11 +221,13 @@ def _phases(
                 with phase(f"http {server_name} {name} at fixed rates"):
                     figures = results["http"][server_name][name]
                     figures["open_loop"] = endpoint_open_loop(
+                        h2load=h2load,
                         server=server,
                         kind=kind,
                         season=season,
                         options=options,
                         saturation_per_s=figures["requests_per_s"],
+                        work_dir=log_dir / "h2load",
                         cpu_groups={"web": server.pid, **database_part},
                     )
                     for share, run in figures["open_loop"].items():

@@ -8,6 +8,7 @@ import json
 import random
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from seasons.models import Season
@@ -15,8 +16,8 @@ from seasons.models import Season
 from .cpu import CpuMeter
 from .environment import BenchEnvironment, database_connections
 from .errors import BenchError
+from .h2load import h2load_open_loop
 from .load import profile_cache_clear
-from .openread import open_loop_reads
 from .options import Options
 from .processes import Started
 from .wrk import wrk_run
@@ -113,33 +114,42 @@ def reference_measure(
 
 def endpoint_open_loop(
     *,
+    h2load: str,
     server: Started,
     kind: str,
     season: Season,
     options: Options,
     saturation_per_s: float,
+    work_dir: Path,
     cpu_groups: dict[str, int],
 ) -> dict[str, Any]:
-    """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered on a schedule
-    (bench/openread.py); right after its saturation run, so its caches are as that run left
-    them."""
+    """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered by h2load on a
+    schedule; right after its saturation run, so its caches are as that run left them."""
     board, slug = season.board.slug, season.slug
+    fixed = "{player}" not in PATHS[kind]
 
-    def path(rng: random.Random) -> str:
-        return PATHS[kind].format(
-            player=f"p{rng.randrange(options.players)}", board=board, season=slug
-        )
+    def uris(rng: random.Random, count: int) -> list[str]:
+        if fixed:
+            return [server.url + PATHS[kind].format(board=board, season=slug)]
+        path = PATHS[kind]
+        return [
+            server.url
+            + path.format(player=f"p{rng.randrange(options.players)}", board=board, season=slug)
+            for _ in range(count)
+        ]
 
     runs: dict[str, Any] = {}
     for share in OPEN_READ_SHARES:
         meter = CpuMeter(groups=cpu_groups).start()
-        figures = open_loop_reads(
-            url=server.url,
-            path=path,
+        figures = h2load_open_loop(
+            h2load=h2load,
+            uris=uris,
             rate=saturation_per_s * share / 100,
+            connections=options.openread_connections,
             seconds=options.openread_seconds,
-            seed=options.seed + share,
-            processes=options.openread_processes,
+            work_dir=work_dir,
+            label=f"{kind}-{share}",
+            seed=options.seed,
         )
         cpu = meter.stop()
         runs[str(share)] = {"share_of_saturation": share / 100, **figures, "cpu_cores": cpu}

@@ -636,12 +636,14 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
         f"{h}# Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
         "",
         "Right after its saturation run above, each endpoint is offered 50% and then 70% of the "
-        f"rate wrk just measured, for {_n(first.get('seconds'))} s each, after a second of "
-        "warm-up, from bench/openread.py: evenly spaced slots on one schedule shared by "
-        f"{_n(first.get('loaders'))} processes, each request sent at its slot over a pool of "
-        "keep-alive connections (a new one whenever all are busy) and timed from its slot, so "
-        "a client that fell behind counts against the server (no coordinated omission). "
-        "Unanswered: slots skipped because 512 requests were already waiting.",
+        f"rate wrk just measured, for {_n(first.get('seconds'))} s each, by h2load (`--rps`) "
+        f"over {_n(first.get('connections'))} connections ({_n(first.get('loaders'))} processes, "
+        "each with its own list of random players), each connection on its own schedule. "
+        "Latencies are every answer of the window, from h2load's per-request log: a request due "
+        "while its connection still waits is sent when the answer comes and timed from that "
+        "send, so a connection's wait beyond its interval (the connections' count over the "
+        "rate) is not counted; the answered rate shows whether the schedule was kept. "
+        "Unanswered: sent but not answered when the window closed.",
         "",
         "| Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | p99.9 ms "
         "| max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores) |",
@@ -972,7 +974,7 @@ def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
         f"{h}# Where the time goes",
         "",
         f"CPU during each measured phase, in cores (this machine has {cores}); `wrk` is the load "
-        "generator (wrk, or bench/openread.py at a fixed rate), `other` is "
+        "generator (wrk, or h2load at a fixed rate), `other` is "
         "everything else on the machine, `busy` the machine as a whole.",
         "",
         "| Phase | " + " | ".join(p.replace("machine_busy", "busy") for p in CPU_PARTS) + " |",

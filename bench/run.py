@@ -10,6 +10,7 @@ import sys
 
 from .environment import bench_environment, database_ensure, django_setup
 from .errors import BenchError
+from .h2load import h2load_ensure
 from .options import options_parse
 from .processes import stop_on_sigterm
 from .wrk import wrk_ensure
@@ -21,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env = bench_environment(options)
         wrk = wrk_ensure()
+        h2load = h2load_ensure()
         if database_ensure(env):
             print(f"[bench] created database {env.database}", flush=True)
         django_setup(env)
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     from .phases import run
 
-    return run(options, env, wrk)
+    return run(options, env, wrk, h2load)
 
 
 if __name__ == "__main__":
