@@ -4,8 +4,8 @@ uvicorn serves this app (Procfile). HTTP goes through three layers, outermost fi
 RequestBodyLimit (413 before an oversized body is read), FastReads (the hottest public reads,
 answered on the event loop: leaderboards/fast_reads.py) and Django's WSGI application run on a
 fixed pool of threads by a2wsgi's WSGIMiddleware. Every Django view is synchronous; Django's own
-ASGI handler would start a thread per request for them (about 220 trivial requests a second per
-two processes here, against 1,130 through the pool: README, "Serving stack").
+ASGI handler would start a thread per request for them (216 trivial requests a second from two
+processes on the benchmark, against 1,004 through the pool: README, "Serving stack").
 """
 
 import gc
