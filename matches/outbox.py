@@ -39,17 +39,26 @@ class StandingChange:
 
 StandingsHandler = Callable[[list[StandingChange]], None]
 PlayerHandler = Callable[[str], None]
+ProfilesHandler = Callable[[list[str]], None]
 
 _standings_handlers: list[StandingsHandler] = []
 _player_handlers: list[PlayerHandler] = []
+_profiles_handlers: list[ProfilesHandler] = []
 
 
-def connect(*, standings_changed: StandingsHandler, player_changed: PlayerHandler) -> None:
+def connect(
+    *,
+    standings_changed: StandingsHandler,
+    player_changed: PlayerHandler,
+    profiles_changed: ProfilesHandler,
+) -> None:
     """Called once per process by the app that keeps the ranking store."""
     if standings_changed not in _standings_handlers:
         _standings_handlers.append(standings_changed)
     if player_changed not in _player_handlers:
         _player_handlers.append(player_changed)
+    if profiles_changed not in _profiles_handlers:
+        _profiles_handlers.append(profiles_changed)
 
 
 def standings_committed(changes: list[StandingChange]) -> None:
@@ -59,6 +68,17 @@ def standings_committed(changes: list[StandingChange]) -> None:
             handler(changes)
         except Exception:
             logger.warning("could not hand %d standings to the mirror", len(changes), exc_info=True)
+
+
+def profiles_committed(player_ids: list[str]) -> None:
+    """After a change of names or avatars committed: the boards' copies are out of date. The
+    change is committed already, so a failing handler is only logged (old names show until
+    their cached copies expire)."""
+    for handler in _profiles_handlers:
+        try:
+            handler(player_ids)
+        except Exception:
+            logger.warning("could not forget %d profiles", len(player_ids), exc_info=True)
 
 
 def player_committed(player_id: str) -> None:

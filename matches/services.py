@@ -532,8 +532,6 @@ def player_upsert(
     *, player_id: str, display_name: str | None = None, avatar_url: str | None = None
 ) -> tuple[Player, bool]:
     """Create a player's profile or change the fields given; returns it and whether it is new."""
-    from leaderboards.selectors import profiles_forget
-
     changes = {
         name: value
         for name, value in (("display_name", display_name), ("avatar_url", avatar_url))
@@ -547,7 +545,7 @@ def player_upsert(
             for name, value in changes.items():
                 setattr(player, name, value)
             player.save(update_fields=[*changes, "updated_at"])
-        transaction.on_commit(lambda: profiles_forget([player_id]))
+        transaction.on_commit(lambda: outbox.profiles_committed([player_id]))
     return player, created
 
 
