@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.utils.functional import cached_property
 
 # Rows a changelist counts exactly; past that it shows an estimate.
@@ -70,3 +71,34 @@ class ReadOnlyAdmin(LargeTableAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+def confirmed_or_asked(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    queryset: QuerySet,
+    *,
+    action: str,
+    title: str,
+    what_happens: str,
+    confirm_label: str,
+) -> TemplateResponse | None:
+    """None once the operator has confirmed the action on its page; until then, that page: what
+    will happen to which rows, and a button that posts the action again, confirmed. For the
+    actions that cannot be undone (close now, ban, rebuild), as Django asks before a delete."""
+    if request.POST.get("post") == "yes":
+        return None
+    return TemplateResponse(
+        request,
+        "admin/confirm_action.html",
+        {
+            **model_admin.admin_site.each_context(request),
+            "opts": model_admin.model._meta,
+            "title": title,
+            "what_happens": what_happens,
+            "confirm_label": confirm_label,
+            "queryset": queryset,
+            "action": action,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        },
+    )

@@ -83,9 +83,13 @@ def test_the_admin_rebuild_action(client, season):
     User.objects.create_superuser("admin", "admin@example.com", "pw")
     client.login(username="admin", password="pw")
 
-    response = client.post(
-        "/admin/seasons/season/", {"action": "rebuild_standings", "_selected_action": [season.pk]}
-    )
+    action = {"action": "rebuild_standings", "_selected_action": [season.pk]}
+
+    asked = client.post("/admin/seasons/season/", action)
+    assert asked.status_code == 200
+    assert b"Yes, rebuild them" in asked.content
+    assert store.board_size(season.id) == 0  # nothing until confirmed
+    response = client.post("/admin/seasons/season/", {**action, "post": "yes"})
 
     assert response.status_code == 302
     assert store.board_size(season.id) == 2
@@ -128,8 +132,12 @@ def test_the_admin_bans_and_unbans_a_player(
     User.objects.create_superuser("admin", "admin@example.com", "pw")
     client.login(username="admin", password="pw")
 
+    ban = {"action": "ban", "_selected_action": ["cheat"]}
+    asked = client.post("/admin/matches/player/", ban)
+    assert b"Yes, ban them" in asked.content
+    assert Player.objects.get().banned_at is None  # nothing until confirmed
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/matches/player/", {"action": "ban", "_selected_action": ["cheat"]})
+        client.post("/admin/matches/player/", {**ban, "post": "yes"})
     assert Player.objects.get().banned_at is not None
     assert store.board_size(season.id) == 0
     with django_capture_on_commit_callbacks(execute=True):
