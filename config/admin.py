@@ -4,15 +4,19 @@ an index)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.functional import cached_property
+
+Action = Callable[..., HttpResponse | None]
 
 # Rows a changelist counts exactly; past that it shows an estimate.
 EXACT_COUNT_LIMIT = 10_000
@@ -73,32 +77,35 @@ class ReadOnlyAdmin(LargeTableAdmin):
         return False
 
 
-def confirmed_or_asked(
-    model_admin: admin.ModelAdmin,
-    request: HttpRequest,
-    queryset: QuerySet,
-    *,
-    action: str,
-    title: str,
-    what_happens: str,
-    confirm_label: str,
-) -> TemplateResponse | None:
-    """None once the operator has confirmed the action on its page; until then, that page: what
-    will happen to which rows, and a button that posts the action again, confirmed. For the
-    actions that cannot be undone (close now, ban, rebuild), as Django asks before a delete."""
-    if request.POST.get("post") == "yes":
-        return None
-    return TemplateResponse(
-        request,
-        "admin/confirm_action.html",
-        {
-            **model_admin.admin_site.each_context(request),
-            "opts": model_admin.model._meta,
-            "title": title,
-            "what_happens": what_happens,
-            "confirm_label": confirm_label,
-            "queryset": queryset,
-            "action": action,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-        },
-    )
+def confirm_first(
+    *, title: str, what_happens: str, confirm_label: str
+) -> Callable[[Action], Action]:
+    """For admin actions that cannot be undone (close now, ban, rebuild), as Django asks before
+    a delete: the action first answers a page that says what will happen to which rows, with a
+    button that posts it again, confirmed; only then does it run."""
+
+    def decorate(action: Action) -> Action:
+        @functools.wraps(action)
+        def asked_first(
+            model_admin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet
+        ) -> HttpResponse | None:
+            if request.POST.get("post") == "yes":
+                return action(model_admin, request, queryset)
+            return TemplateResponse(
+                request,
+                "admin/confirm_action.html",
+                {
+                    **model_admin.admin_site.each_context(request),
+                    "opts": model_admin.model._meta,
+                    "title": title,
+                    "what_happens": what_happens,
+                    "confirm_label": confirm_label,
+                    "queryset": queryset,
+                    "action": action.__name__,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+
+        return asked_first
+
+    return decorate

@@ -81,6 +81,7 @@ class Decision:
     allowed: bool
     wait: float  # seconds to the next window
     send: int  # requests to add to the Redis count now (0: nothing to send)
+    window: int  # the window's number (seconds since the epoch // duration)
     name: str  # the Redis counter's name (client and window)
     ttl_seconds: int
 
@@ -111,7 +112,7 @@ class WindowCounts:
             if window is None or window.number != number:
                 window = self._windows[ident] = _Window(number)
             if window.known + window.sending + window.unsent >= limit:
-                return Decision(False, wait, 0, name, duration)
+                return Decision(False, wait, 0, number, name, duration)
             window.unsent += 1
             first = window.known == 0 and window.sending == 0
             if first or window.unsent >= max(1, limit // 100):
@@ -119,15 +120,14 @@ class WindowCounts:
                 window.sending += send
             else:
                 send = 0
-        return Decision(True, wait, send, name, duration)
+        return Decision(True, wait, send, number, name, duration)
 
     def sent(self, ident: str, decision: Decision, count: int | None) -> None:
         """Redis answered `count` for the requests the decision sent (None: it did not answer,
         and they stay uncounted there)."""
-        number = int(decision.name.rsplit(":", 1)[1])
         with self._lock:
             window = self._windows.get(ident)
-            if window is None or window.number != number:
+            if window is None or window.number != decision.window:
                 return
             window.sending -= decision.send
             if count is not None:

@@ -38,7 +38,7 @@ from config.errors import DomainError, api_error
 from config.throttles import Decision, public_read_take, window_counts
 from matches.api import check_player_id
 from seasons.models import Season, SeasonState
-from seasons.selectors import DEFAULT_BOARD, season_for_read
+from seasons.selectors import DEFAULT_BOARD, season_get
 
 from . import selectors, store
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
@@ -189,7 +189,8 @@ def _on_a_thread(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
 
 _top_answer = _on_a_thread(selectors.top_answer)
 _top_answer_renewed = _on_a_thread(selectors.top_answer_renewed)
-_season_for_read = _on_a_thread(season_for_read)
+# Uncached: this route keeps its own seasons (below), renewed in the background.
+_season_get = _on_a_thread(season_get)
 
 
 # Tasks nobody awaits, held until they finish (the event loop keeps only weak references).
@@ -263,7 +264,7 @@ async def _season(board_slug: str | None, season_slug: str | None) -> Season:
 
 
 async def _season_lookup(key: tuple[str, str | None]) -> Season:
-    season = await _season_for_read(board_slug=key[0], season_slug=key[1])
+    season = await _season_get(board_slug=key[0], season_slug=key[1])
     if settings.LEADERBOARD_SEASON_CACHE_SECONDS > 0:
         _seasons[key] = (season, time.monotonic())
     return season

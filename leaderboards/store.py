@@ -764,6 +764,9 @@ class _LoopCommands:
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
     weakref.WeakKeyDictionary()
 )
+# Each script's SHA-1, computed once per source, and the source of each SHA-1 (to load it again
+# into a Redis that forgot it). Redis names a script by its SHA-1: an identifier, not security.
+_SHAS: dict[str, str] = {}
 _SOURCES: dict[str, str] = {}
 
 
@@ -776,9 +779,11 @@ def _loop_send(*command: Any) -> asyncio.Future[Any]:
 
 
 def _loop_run(call: _Call) -> asyncio.Future[Any]:
-    # Redis names a script by its SHA-1 (an identifier, not a security measure).
-    sha = hashlib.sha1(call.source.encode(), usedforsecurity=False).hexdigest()
-    _SOURCES[sha] = call.source
+    sha = _SHAS.get(call.source)
+    if sha is None:
+        sha = hashlib.sha1(call.source.encode(), usedforsecurity=False).hexdigest()
+        _SOURCES[sha] = call.source
+        _SHAS[call.source] = sha
     return _loop_send("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
 
 

@@ -3,11 +3,10 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.template.response import TemplateResponse
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from config.admin import LargeTableAdmin, ReadOnlyAdmin, confirmed_or_asked
+from config.admin import LargeTableAdmin, ReadOnlyAdmin, confirm_first
 
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
@@ -25,24 +24,17 @@ class PlayerAdmin(LargeTableAdmin):
     actions = ["ban", "unban"]
 
     @admin.action(description="Ban (off live boards now; new results stop counting)")
-    def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> TemplateResponse | None:
-        asked = confirmed_or_asked(
-            self,
-            request,
-            queryset,
-            action="ban",
-            title="Ban these players?",
-            what_happens="They leave every live board at once, their new results stop counting, "
-            "and archives made from now on leave them out. Their results are kept: an unban "
-            "restores their standings from PostgreSQL.",
-            confirm_label="Yes, ban them",
-        )
-        if asked is not None:
-            return asked
+    @confirm_first(
+        title="Ban these players?",
+        what_happens="They leave every live board at once, their new results stop counting, "
+        "and archives made from now on leave them out. Their results are kept: an unban "
+        "restores their standings from PostgreSQL.",
+        confirm_label="Yes, ban them",
+    )
+    def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
         for player_id in queryset.values_list("player_id", flat=True):
             player_ban(player_id=player_id, reason=f"banned by {request.user}")
         self.message_user(request, f"Banned {queryset.count()} player(s).", messages.SUCCESS)
-        return None
 
     @admin.action(description="Unban (restore their standing from PostgreSQL)")
     def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:

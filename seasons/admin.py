@@ -7,10 +7,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from config.admin import ReadOnlyAdmin, confirmed_or_asked
+from config.admin import ReadOnlyAdmin, confirm_first
 from leaderboards.tasks import rebuild_season
 
 from .exports import standings_export_csv, standings_export_parquet
@@ -145,22 +144,14 @@ class SeasonAdmin(admin.ModelAdmin):
         return season.status_at(timezone.now())
 
     @admin.action(description="Rebuild the leaderboard (Redis) from PostgreSQL")
-    def rebuild_standings(
-        self, request: HttpRequest, queryset: QuerySet[Season]
-    ) -> TemplateResponse | None:
-        asked = confirmed_or_asked(
-            self,
-            request,
-            queryset,
-            action="rebuild_standings",
-            title="Rebuild the leaderboards from PostgreSQL?",
-            what_happens="Each season's sorted set in Redis is built again from PostgreSQL's "
-            "totals and swapped in atomically when done; a season being closed or rebuilt by "
-            "another worker is skipped. Readers keep the old set until the swap.",
-            confirm_label="Yes, rebuild them",
-        )
-        if asked is not None:
-            return asked
+    @confirm_first(
+        title="Rebuild the leaderboards from PostgreSQL?",
+        what_happens="Each season's sorted set in Redis is built again from PostgreSQL's "
+        "totals and swapped in atomically when done; a season being closed or rebuilt by "
+        "another worker is skipped. Readers keep the old set until the swap.",
+        confirm_label="Yes, rebuild them",
+    )
+    def rebuild_standings(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         for season in queryset:
             rebuild_season.delay(season.pk)
         self.message_user(
@@ -168,28 +159,19 @@ class SeasonAdmin(admin.ModelAdmin):
             f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",
             messages.SUCCESS,
         )
-        return None
 
     @admin.action(
         description="Close now: the season ends now and the next one starts (archive, rewards)"
     )
-    def close_now(
-        self, request: HttpRequest, queryset: QuerySet[Season]
-    ) -> TemplateResponse | None:
-        asked = confirmed_or_asked(
-            self,
-            request,
-            queryset,
-            action="close_now",
-            title="Close these seasons now?",
-            what_happens="Each season ends now, with no grace period: results that ended before "
-            "now and arrive later are refused. Its final standings are archived and its rewards "
-            "given, which cannot be undone, and its board's next season starts now. Closed "
-            "seasons among those selected are left as they are.",
-            confirm_label="Yes, close them now",
-        )
-        if asked is not None:
-            return asked
+    @confirm_first(
+        title="Close these seasons now?",
+        what_happens="Each season ends now, with no grace period: results that ended before "
+        "now and arrive later are refused. Its final standings are archived and its rewards "
+        "given, which cannot be undone, and its board's next season starts now. Closed "
+        "seasons among those selected are left as they are.",
+        confirm_label="Yes, close them now",
+    )
+    def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         seasons = list(queryset.exclude(state=SeasonState.CLOSED))
         for season in seasons:
             close_season.delay(season.pk, force=True)
@@ -199,7 +181,6 @@ class SeasonAdmin(admin.ModelAdmin):
             "and its board's next season starts; watch the close step column.",
             messages.SUCCESS,
         )
-        return None
 
     def _export(self, request: HttpRequest, queryset: QuerySet[Season], kind: str) -> HttpResponse:
         if queryset.count() != 1 or queryset.get().state != SeasonState.CLOSED:

@@ -5,7 +5,6 @@ everything they do not answer reaches Django unchanged."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -25,25 +24,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 _VOLATILE = {"date", "server", "content-length", "cache-control", "last-modified"}
 
 
-def at(season: Season, seconds: int) -> str:
-    return (season.starts_at + timedelta(seconds=seconds)).isoformat()
-
-
 @pytest.fixture
-def board(post_scores, season):
-    """p1 30, p2 20 (reached at 10 s), p3 20 (reached at 5 s), p4 10; p1 has a profile."""
-    for player, points, seconds in (("p1", 30, 1), ("p2", 20, 10), ("p3", 20, 5), ("p4", 10, 2)):
-        response = post_scores(
-            {
-                "player_id": player,
-                "points": points,
-                "match_id": f"m-{player}",
-                "ended_at": at(season, seconds),
-            }
-        )
-        assert response.status_code == 201
+def board(board):
+    """The shared board (tests/leaderboards/conftest.py), and p1 with a profile."""
     Player.objects.filter(player_id="p1").update(display_name="Ada", avatar_url="https://x/a.png")
-    return season
+    return board
 
 
 def asgi_get(app: Any, path: str, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -269,7 +254,7 @@ def counted(monkeypatch, owner: Any, name: str) -> list[Any]:
 
 def test_requests_of_the_same_moment_share_one_season_lookup(board, settings, monkeypatch):
     settings.LEADERBOARD_SEASON_CACHE_SECONDS = 60
-    lookups = counted(monkeypatch, fast_reads, "_season_for_read")
+    lookups = counted(monkeypatch, fast_reads, "_season_get")
 
     answers = asgi_gather([f"/api/v1/leaderboard/players/p{1 + i % 4}" for i in range(20)])
 

@@ -1,0 +1,25 @@
+"""The leaderboard tests' shared board."""
+
+from datetime import timedelta
+
+import pytest
+
+
+def at(season, seconds: int) -> str:  # noqa: ANN001
+    return (season.starts_at + timedelta(seconds=seconds)).isoformat()
+
+
+@pytest.fixture
+def board(post_scores, season):
+    """p1 30, p2 20 (reached at 10 s), p3 20 (reached at 5 s), p4 10."""
+    for player, points, seconds in (("p1", 30, 1), ("p2", 20, 10), ("p3", 20, 5), ("p4", 10, 2)):
+        response = post_scores(
+            {
+                "player_id": player,
+                "points": points,
+                "match_id": f"m-{player}",
+                "ended_at": at(season, seconds),
+            }
+        )
+        assert response.status_code == 201
+    return season
