@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from leaderboards import store
 from leaderboards.services import season_rebuild_standings
-from matches.models import GameServer, MatchResult, Player, PlayerTotal
+from matches.models import GameServer, MatchResult, PendingStanding, Player, PlayerTotal
 from seasons.models import Board, Season
 from seasons.services import season_create
 
@@ -51,6 +51,19 @@ def bench_reset(env: BenchEnvironment) -> None:
         )
     store.delete_prefixed_keys()
     redis_cleanup(env)
+
+
+def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
+    """The season a previous run loaded, when it is the only one and has `players` totals: its
+    outbox and keys are emptied so the rebuild starts level. None: load a new one."""
+    seasons = list(Season.objects.select_related("board")[:2])
+    if len(seasons) != 1 or PlayerTotal.objects.filter(season=seasons[0]).count() != players:
+        return None
+    PendingStanding.objects.all().delete()
+    GameServer.objects.all().delete()
+    store.delete_prefixed_keys()
+    redis_cleanup(env)
+    return seasons[0]
 
 
 def profile_cache_clear(env: BenchEnvironment) -> int:

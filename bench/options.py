@@ -51,6 +51,8 @@ class Options:
     charts: bool
     profile: bool
     keep_redis: bool
+    writes_only: bool
+    reuse_season: bool
 
     @property
     def probe_players(self) -> int:
@@ -127,6 +129,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--keep-redis", action="store_true", help="leave the season's ZSET in Redis at the end"
     )
+    parser.add_argument(
+        "--writes-only",
+        action="store_true",
+        help="load the season, then measure only ingest (for working on the write path)",
+    )
+    parser.add_argument(
+        "--reuse-season",
+        action="store_true",
+        help="keep the season a previous run loaded, when it has as many players (no COPY)",
+    )
     return parser
 
 
@@ -176,4 +188,6 @@ def options_parse(argv: list[str] | None = None) -> Options:
         charts=not args.no_charts,
         profile=not args.no_profile and not tiny,
         keep_redis=args.keep_redis,
+        writes_only=args.writes_only,
+        reuse_season=args.reuse_season,
     )

@@ -39,6 +39,7 @@ from .load import (
     season_memory,
     season_prepare,
     season_rebuild,
+    season_reused,
 )
 from .machine import machine_facts
 from .options import Options
@@ -154,10 +155,13 @@ def _phases(
     log_dir: Path,
 ) -> None:
     phase = recorder.phase
+    reused = None
     with phase("reset", fatal=True):
-        bench_reset(env)
+        reused = season_reused(env, players=options.players) if options.reuse_season else None
+        if reused is None:
+            bench_reset(env)
     with phase("season", fatal=True):
-        season = season_prepare(now=timezone.now())
+        season = reused or season_prepare(now=timezone.now())
         api_key = game_server_key()
         results["season"] = {
             "board": season.board.slug,
@@ -166,18 +170,23 @@ def _phases(
             "starts_at": season.starts_at.isoformat(),
             "ends_at": season.ends_at.isoformat(),
         }
-    with phase("load", fatal=True):
-        results["load"] = season_load(
-            env=env, season=season, players=options.players, seed=options.seed
-        )
-        say(f"loaded {options.players:,} players: {results['load']['copy_seconds']} s of COPY")
+    if reused is not None:
+        results["load"] = {"reused": True, "players": options.players}
+        say(f"reused the season of {options.players:,} players a previous run loaded")
+    else:
+        with phase("load", fatal=True):
+            results["load"] = season_load(
+                env=env, season=season, players=options.players, seed=options.seed
+            )
+            say(f"loaded {options.players:,} players: {results['load']['copy_seconds']} s of COPY")
     with phase("rebuild", fatal=True):
         results["rebuild"] = season_rebuild(season=season, players=options.players)
         say(f"rebuild: {results['rebuild']['players_per_s']:,} players/s")
     with phase("memory"):
         results["memory"] = season_memory(env=env, season=season)
         say(f"memory: {results['memory']['bytes_per_player']} bytes/player")
-    _rank_baselines(recorder, results, options, env, season)
+    if not options.writes_only:
+        _rank_baselines(recorder, results, options, env, season)
     # PostgreSQL's processes are found through their postmaster, so another server on the
     # machine does not count as the bench's.
     postmaster = postmaster_pid(env)
@@ -185,12 +194,14 @@ def _phases(
 
     results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
     results["profiles"] = {}
-    _reference(recorder, results, options, env, wrk, processes)
-    with phase("serving stacks side by side"):
-        results["stacks"] = stacks_measure(
-            wrk=wrk, processes=processes, env=env.process_env(), options=options
-        )
-    for server_name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
+    if not options.writes_only:
+        _reference(recorder, results, options, env, wrk, processes)
+        with phase("serving stacks side by side"):
+            results["stacks"] = stacks_measure(
+                wrk=wrk, processes=processes, env=env.process_env(), options=options
+            )
+    servers = (("cached", 1.0), ("uncached", 0.0))
+    for server_name, top_cache in servers[1:] if options.writes_only else servers:
         server = None
         with phase(f"start web server ({server_name})"):
             server = web_start(
@@ -201,7 +212,7 @@ def _phases(
             )
         if server is None:
             continue
-        for name, kind in READS[server_name]:
+        for name, kind in () if options.writes_only else READS[server_name]:
             with phase(f"http {server_name} {name}"):
                 figures = endpoint_measure(
                     wrk=wrk,
@@ -238,23 +249,24 @@ def _phases(
                         )
         profiled = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}
         label, kind = profiled[server_name]
-        _profile(
-            recorder,
-            results,
-            options,
-            log_dir,
-            label,
-            {"web": server.pid},
-            lambda seconds, kind=kind, server=server: wrk_run(
-                wrk=wrk,
-                url=server.url,
-                script="read.lua",
-                args=[kind, str(options.players), season.board.slug, season.slug],
-                seconds=seconds,
-                connections=options.connections,
-                threads=options.threads,
-            ),
-        )
+        if not options.writes_only:
+            _profile(
+                recorder,
+                results,
+                options,
+                log_dir,
+                label,
+                {"web": server.pid},
+                lambda seconds, kind=kind, server=server: wrk_run(
+                    wrk=wrk,
+                    url=server.url,
+                    script="read.lua",
+                    args=[kind, str(options.players), season.board.slug, season.slug],
+                    seconds=seconds,
+                    connections=options.connections,
+                    threads=options.threads,
+                ),
+            )
         if server_name == "uncached":
             _ingest(
                 recorder,
