@@ -36,6 +36,13 @@ class Player(models.Model):
                 condition=Q(player_id__regex=PLAYER_ID_PATTERN), name="player_id_allowed_characters"
             )
         ]
+        # The banned players alone: every batch of results asks which of its players are banned,
+        # and at millions of players a read of each one's row cost a random page apiece.
+        indexes = [
+            models.Index(
+                fields=["player_id"], condition=Q(banned_at__isnull=False), name="player_banned"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.player_id

@@ -207,9 +207,9 @@ _MERGE_SQL = {
                           ELSE t.reached_at END""",
 }
 
-# The players of a request exist once it commits (new ones are created here), and banned
-# players' results are stored uncounted. The bans lock taken in _resolve makes the banned list
-# current: this statement's snapshot is taken after it was granted.
+# Banned players' results are stored uncounted. The bans lock taken in _resolve makes the banned
+# list current: this statement's snapshot is taken after it was granted. The banned players are
+# found through a partial index of them alone, so the check costs no read of the players' table.
 #
 # Rows arrive as one JSON document, not as arrays: psycopg builds array parameters element by
 # element in Python, which was most of a 100-result request's time in the web process.
@@ -217,11 +217,6 @@ _INSERT_RESULTS_SQL = """
 WITH r AS (
     SELECT * FROM json_to_recordset(%(results)s::json)
         AS r(b bigint, s bigint, m text, p text, pts integer, e timestamptz)
-), new_players AS (
-    INSERT INTO matches_player
-        (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
-    SELECT DISTINCT p, '', '', '', %(now)s::timestamptz, %(now)s::timestamptz FROM r ORDER BY p
-    ON CONFLICT (player_id) DO NOTHING
 ), banned AS (
     SELECT coalesce(array_agg(player_id), '{}') AS ids FROM matches_player
     WHERE player_id IN (SELECT p FROM r) AND banned_at IS NOT NULL
@@ -237,11 +232,27 @@ RETURNING board_id, match_id, player_id, counted
 
 # Upsert the totals, compute each new composite score from the row just written, and put it
 # in the mirror's outbox: one statement, so the mirror never reads the totals back.
+#
+# A player is created with their first total of a season (a player starting a second season
+# costs one more probe, answered "exists"): checking every result's player against the
+# players' table cost a read of a random page of it per result, at ten million players most
+# of PostgreSQL's time. `fresh` is read from the statement's snapshot, before its own upsert;
+# the foreign key of the new totals is checked at the end of the statement, after the players.
 _UPSERT_TOTALS_SQL = """
 WITH contribution AS (
     SELECT * FROM json_to_recordset(%(contributions)s::json)
         AS c(season_id bigint, player_id text, points integer, reached_at timestamptz,
              starts_at timestamptz, lowest_first boolean)
+), fresh AS (
+    INSERT INTO matches_player
+        (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
+    SELECT DISTINCT c.player_id, '', '', '', %(now)s::timestamptz, %(now)s::timestamptz
+    FROM contribution c
+    WHERE NOT EXISTS (
+        SELECT 1 FROM matches_playertotal t
+        WHERE t.season_id = c.season_id AND t.player_id = c.player_id)
+    ORDER BY c.player_id
+    ON CONFLICT (player_id) DO NOTHING
 ), total AS (
     INSERT INTO matches_playertotal AS t (season_id, player_id, points, reached_at, updated_at)
     SELECT season_id, player_id, points, reached_at, %(now)s FROM contribution

@@ -5,9 +5,11 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from leaderboards import store
+from matches import services
 from matches.models import GameServer, MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban
 from seasons import closing
@@ -260,3 +262,22 @@ def test_a_ban_that_missed_redis_is_caught_before_archiving(post_scores, db):
 
     assert ArchivedStanding.objects.filter(season=closed).count() == 0
     assert closed.snapshot_attempts == 2
+
+
+def test_the_banned_check_reads_only_the_banned_players_index(season):
+    Player.objects.bulk_create(Player(player_id=f"p{i}") for i in range(5000))
+    Player.objects.filter(player_id="p7").update(banned_at=timezone.now())
+    rows = [
+        {"b": season.board_id, "s": season.id, "m": "m1", "p": f"p{i}", "pts": 1, "e": None}
+        for i in range(100)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE matches_player")
+        cursor.execute(
+            "EXPLAIN " + services._INSERT_RESULTS_SQL,
+            {"now": timezone.now(), "results": json.dumps(rows)},
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    assert "player_banned" in plan
+    assert "matches_player_pkey" not in plan

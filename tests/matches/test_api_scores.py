@@ -394,3 +394,42 @@ def test_a_retry_with_other_points_after_the_cutoff_is_a_conflict(post_scores, s
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "conflict"
     assert MatchResult.objects.get().points == 5
+
+
+def test_a_new_player_is_created_with_their_first_total(post_scores, season):
+    before = timezone.now()
+    post_scores([{"player_id": "new", "points": 5, "match_id": "m1"}])
+
+    player = Player.objects.get(player_id="new")
+    assert player.created_at >= before
+    assert player.banned_at is None
+    assert PlayerTotal.objects.get(player_id="new").points == 5
+
+
+def test_a_known_player_starting_a_new_season_keeps_their_profile(post_scores, season):
+    other = SeasonFactory(board=BoardFactory(slug="weekly"), slug="w1")
+    Player.objects.create(player_id="vet", display_name="Veteran")
+    post_scores({"player_id": "vet", "points": 5, "match_id": "m1"})
+
+    second = post_scores({"player_id": "vet", "points": 7, "match_id": "m1", "board": "weekly"})
+
+    assert second.status_code == 201
+    assert Player.objects.get(player_id="vet").display_name == "Veteran"
+    assert set(PlayerTotal.objects.values_list("season_id", "points")) == {
+        (season.id, 5),
+        (other.id, 7),
+    }
+
+
+def test_players_of_a_batch_are_created_once_each(post_scores, season):
+    response = post_scores(
+        [
+            {"player_id": "a", "points": 1, "match_id": "m1"},
+            {"player_id": "a", "points": 2, "match_id": "m2"},
+            {"player_id": "b", "points": 3, "match_id": "m1"},
+        ]
+    )
+
+    assert response.status_code == 200
+    assert sorted(Player.objects.values_list("player_id", flat=True)) == ["a", "b"]
+    assert dict(PlayerTotal.objects.values_list("player_id", "points")) == {"a": 3, "b": 3}
