@@ -17,14 +17,14 @@ import json
 import random
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import quote, urlparse
 
 import httptools
 
-from .stats import latency_summary
+from .stats import latency_summary, percentile
 
 SCORES_PATH = "/api/v1/scores"
 REQUEST_TIMEOUT_SECONDS = 10.0
@@ -238,6 +238,9 @@ class OpenLoopSender(_BackgroundLoop):
         self._late = 0
         self._lags_ms: list[float] = []
         self._latencies_ms: list[float] = []
+        # Each answer's latency by the second of the window it was sent in: stalls show there.
+        self._by_second: defaultdict[int, list[float]] = defaultdict(list)
+        self._origin = 0.0
         self._answers: Counter[str] = Counter()
         self._in_flight: set[asyncio.Task[None]] = set()
 
@@ -257,7 +260,7 @@ class OpenLoopSender(_BackgroundLoop):
         )
         try:
             started_wall = time.time()
-            origin = time.monotonic()
+            origin = self._origin = time.monotonic()
             senders = [
                 asyncio.create_task(self._sender(client, index, origin))
                 for index in range(load.senders)
@@ -332,7 +335,9 @@ class OpenLoopSender(_BackgroundLoop):
         except OSError as exc:
             self._answers[type(exc).__name__] += 1
             return
-        self._latencies_ms.append((time.monotonic() - sent) * 1000)
+        latency_ms = (time.monotonic() - sent) * 1000
+        self._latencies_ms.append(latency_ms)
+        self._by_second[int(sent - self._origin)].append(latency_ms)
         self._answers[str(status)] += 1
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
@@ -358,6 +363,12 @@ class OpenLoopSender(_BackgroundLoop):
             "answers": dict(sorted(self._answers.items())),
             "send_lag": lag,
             "post_latency": latency_summary(self._latencies_ms),
+            # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
+            "post_latency_by_second": [
+                [second, len(ordered), *(round(percentile(ordered, p), 1) for p in (50, 99, 100))]
+                for second, samples in sorted(self._by_second.items())
+                for ordered in [sorted(samples)]
+            ],
         }
 
 
