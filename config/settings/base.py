@@ -74,12 +74,20 @@ ASGI_APPLICATION = "config.asgi.application"
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leaderboard"),
 }
-# Each thread that serves requests keeps its connection for a while, checked before every
-# request, so a restarted PostgreSQL is picked up at once without restarting the process. HTTP
-# runs on a fixed pool of threads (config/asgi.py), so connections are bounded by it. (A
-# psycopg pool was tried: after a database restart it reconnects with exponential backoff and
-# kept refusing requests for seconds after PostgreSQL was back.)
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+# Each thread that serves requests keeps its connection, checked before every request, so a
+# restarted PostgreSQL is picked up at once without restarting the process. HTTP runs on a fixed
+# pool of threads (config/asgi.py), so connections are bounded by it. (A psycopg pool was tried:
+# after a database restart it reconnects with exponential backoff and kept refusing requests for
+# seconds after PostgreSQL was back.)
+#
+# By default a connection lives as long as its thread. With a limit (the old default was 60 s)
+# the connections a load opened together expire together: a backend that has touched gigabytes
+# of shared buffers costs the kernel its page tables when it exits, and its successor rebuilds
+# them and its catalog caches, so at 8,000 results a second every write stalled for about a
+# second each minute (the benchmark's POST latency by second). DB_CONN_MAX_AGE=<seconds> sets a
+# limit again.
+_conn_max_age = env("DB_CONN_MAX_AGE", default="")
+DATABASES["default"]["CONN_MAX_AGE"] = int(_conn_max_age) if _conn_max_age else None
 # Threads per web process that run Django's views (and hold a database connection each).
 WEB_THREADS = env.int("WEB_THREADS", default=8)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
