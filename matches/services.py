@@ -7,12 +7,12 @@ sweep in leaderboards/services.py catches up whatever was committed but not mirr
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import orjson
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -140,7 +140,10 @@ def _resolve(
         )
     )
     by_board: dict[int, list[Season]] = defaultdict(list)
+    board_of = {board.id: board for board in boards.values()}
     for season in seasons:
+        # The season row came without its board; the cached one is the same row.
+        season.board = board_of[season.board_id]
         by_board[season.board_id].append(season)
 
     items: list[_Item] = []
@@ -174,15 +177,16 @@ def _resolve(
                     code="no_active_season",
                     details=_at(index, batch),
                 )
-        if season is not None and refusal is None:
-            if season.state != SeasonState.OPEN or now >= season.accepts_until:
-                refusal = Conflict(
-                    f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
-                    code="season_closed",
-                    details=_at(index, batch),
-                )
-            # The season row came without its board; the cached one is the same row.
-            season.board = board
+        if (
+            season is not None
+            and refusal is None
+            and (season.state != SeasonState.OPEN or now >= season.accepts_until)
+        ):
+            refusal = Conflict(
+                f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
+                code="season_closed",
+                details=_at(index, batch),
+            )
         items.append(_Item(index, result, board, None if refusal else season, ended_at, refusal))
     return items
 
@@ -271,6 +275,12 @@ FROM pending JOIN total USING (season_id, player_id)
 """
 
 
+def _json(rows: list[dict[str, object]]) -> str:
+    """Rows as one JSON document for json_to_recordset; orjson writes aware datetimes as
+    RFC 3339, which PostgreSQL reads as timestamptz."""
+    return orjson.dumps(rows).decode()
+
+
 def _rule(board: Board) -> str:
     if board.score_operator == ScoreOperator.SUM:
         return "sum"
@@ -347,8 +357,6 @@ def _record(
     with connection.cursor() as cursor:
         inserted: dict[tuple[int, str, str], bool] = {}
         if unique:
-            # Results posted without ended_at share one moment: format it once.
-            iso = {now: now.isoformat()}
             rows = [
                 {
                     "b": key[0],
@@ -356,11 +364,11 @@ def _record(
                     "m": key[1],
                     "p": key[2],
                     "pts": item.result.points,
-                    "e": iso.get(item.ended_at) or item.ended_at.isoformat(),
+                    "e": item.ended_at,
                 }
                 for key, item in unique
             ]
-            cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": json.dumps(rows)})
+            cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": _json(rows)})
             inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
         stored = _stored_results(
             cursor, [key for key in sorted(first_of) if key not in inserted], first_of, batch
@@ -481,14 +489,14 @@ def _upsert_totals(
         sql,
         {
             "now": now,
-            "contributions": json.dumps(
+            "contributions": _json(
                 [
                     {
                         "season_id": season_id,
                         "player_id": player_id,
                         "points": points,
-                        "reached_at": reached_at.isoformat(),
-                        "starts_at": item.season.starts_at.isoformat(),  # type: ignore[union-attr]
+                        "reached_at": reached_at,
+                        "starts_at": item.season.starts_at,  # type: ignore[union-attr]
                         "lowest_first": item.board.lowest_first,
                     }
                     for (season_id, player_id), points, reached_at, item in rows
@@ -496,7 +504,10 @@ def _upsert_totals(
             ),
         },
     )
-    worsening = {season_id: item.board.standings_worsen for (season_id, _), _, _, item in rows}
+    worsening: dict[int, bool] = {}
+    for (season_id, _), _, _, item in rows:
+        if season_id not in worsening:
+            worsening[season_id] = item.board.standings_worsen
     changes = []
     for pending_id, season_id, player_id, composite, points in cursor.fetchall():  # type: ignore[attr-defined]
         totals[(season_id, player_id)] = points
