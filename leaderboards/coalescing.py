@@ -1,17 +1,21 @@
-"""Mirror tasks coalesced per web process: committed standings wait a few milliseconds in memory
-and go to the worker together, as one task.
+"""Mirror tasks coalesced per web process: a process queues the mirror at most once a window,
+and committed standings that arrive meanwhile go to the worker together, as one task.
 
 At thousands of results a second, one task per request meant hundreds of tasks a second, and
-the worker's cost per task (the message, the database round trips, the live notice) outweighed
-the writes themselves. A short window (MIRROR_COALESCE_SECONDS, 20 ms by default) turns them
-into tens, and publishing moves off the request's thread. Nothing is lost if the process dies
-with standings in memory: they are in PostgreSQL's outbox already, and the sweep mirrors them.
+the worker's cost per task (the message, two database round trips, the Redis pipeline, the live
+notice: about 2 ms, against 4 us per standing) outweighed the writes themselves. With a window
+(MIRROR_COALESCE_SECONDS, 50 ms by default) a process sends at most twenty tasks a second
+however fast results arrive. After a quiet spell the first standing goes at once, so a game that
+posts now and then sees no wait; under load a standing waits at most one window. Publishing
+happens off the request's thread. Nothing is lost if the process dies with standings in memory:
+they are in PostgreSQL's outbox already, and the sweep mirrors them.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import threading
 import time
@@ -28,8 +32,8 @@ Send = Callable[[list[StandingChange]], None]
 
 
 class MirrorCoalescer:
-    """Collects committed standings and hands them to `send` at most every `window` seconds
-    (at once when `window` is 0, in the caller's thread)."""
+    """Collects committed standings and hands them to `send` at most once every `window`
+    seconds, at once after a quiet spell (in the caller's thread when `window` is 0)."""
 
     def __init__(self, send: Send, *, window: Callable[[], float]) -> None:
         self._send = send
@@ -60,12 +64,17 @@ class MirrorCoalescer:
             self._send_in_tasks(changes)
 
     def _run(self) -> None:
+        sent_at = -math.inf
         while True:
             with self._arrived:
                 while not self._pending:
                     self._arrived.wait()
-            # Let the window fill: the first standing waits at most this long.
-            time.sleep(self._window())
+            # One task a window at most: what arrives within a window of the last task waits for
+            # the window to end; after a quiet spell the window has ended already.
+            wait = sent_at + self._window() - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            sent_at = time.monotonic()
             self.flush()
 
     def _send_in_tasks(self, changes: list[StandingChange]) -> None:

@@ -129,9 +129,10 @@ READY_MAX_MIRROR_LAG_SECONDS = env.float("READY_MAX_MIRROR_LAG_SECONDS", default
 PROBE_CACHE_SECONDS = env.float("PROBE_CACHE_SECONDS", default=1.0)
 # How long a request's board and season lookup may be reused by the same process.
 LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS", default=1.0)
-# How long a web process collects committed standings before it queues them to the mirror as
-# one task (0: one task per request, at once).
-MIRROR_COALESCE_SECONDS = env.float("MIRROR_COALESCE_SECONDS", default=0.02)
+# A web process queues the mirror at most once in this many seconds: committed standings that
+# arrive meanwhile wait and go as one task; after a quiet spell the first goes at once (0: one
+# task per request, at once). The worker's cost is mostly per task (leaderboards/coalescing.py).
+MIRROR_COALESCE_SECONDS = env.float("MIRROR_COALESCE_SECONDS", default=0.05)
 # How long a web process reuses a verified game-server key and its boards (a revoked key stops
 # working within this time).
 GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)

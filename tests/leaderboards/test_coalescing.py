@@ -23,28 +23,49 @@ class Sent:
         self.arrived.set()
 
 
-def test_standings_committed_within_the_window_go_as_one_task():
+def test_after_a_quiet_spell_the_first_standing_goes_at_once():
     sent = Sent()
-    coalescer = MirrorCoalescer(sent, window=lambda: 0.2)
+    coalescer = MirrorCoalescer(sent, window=lambda: 5.0)
+    added = time.monotonic()
 
-    for n in range(3):
+    coalescer.add([change(1)])
+
+    assert sent.arrived.wait(timeout=2)
+    assert time.monotonic() - added < 2.0
+    assert sent.tasks == [[change(1)]]
+
+
+def test_standings_arriving_within_a_window_of_the_last_task_go_as_one_task():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.5)
+    coalescer.add([change(0)])
+    assert sent.arrived.wait(timeout=2)
+    sent.arrived.clear()
+    first_sent = time.monotonic()
+
+    for n in range(1, 4):
         coalescer.add([change(n)])
 
     assert sent.arrived.wait(timeout=5)
+    # not before the window after the first task ended (less the time the test took to see it)
+    assert time.monotonic() - first_sent > 0.3
     time.sleep(0.05)
-    assert sent.tasks == [[change(0), change(1), change(2)]]
+    assert sent.tasks == [[change(0)], [change(1), change(2), change(3)]]
 
 
 def test_a_standing_waits_at_most_about_the_window():
     sent = Sent()
     coalescer = MirrorCoalescer(sent, window=lambda: 0.02)
+    coalescer.add([change(0)])
+    assert sent.arrived.wait(timeout=5)
+    sent.arrived.clear()
     added = time.monotonic()
 
     coalescer.add([change(1)])
 
     assert sent.arrived.wait(timeout=5)
     assert time.monotonic() - added < 1.0
-    assert sent.tasks == [[change(1)]]
+    assert sent.tasks == [[change(0)], [change(1)]]
 
 
 def test_without_a_window_each_commit_is_sent_at_once_in_the_callers_thread():
