@@ -252,24 +252,19 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
         )
     if not groups:
         return 0
-    pipe = client().pipeline(transaction=False)
-    mirror = _script(_MIRROR)
-    for (season_id, worsening), members in groups.items():
-        mirror(
-            keys=_season_keys(season_id),
-            args=["LT" if worsening else "GT", *members],
-            client=pipe,
+    return sum(
+        _run_all(
+            [
+                _Call(_MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members])
+                for (season_id, worsening), members in groups.items()
+            ]
         )
-    return sum(pipe.execute())
+    )
 
 
 def players_ban(season_ids: Iterable[int], player_id: str) -> None:
     """Take a banned player off these seasons' boards and keep later mirror writes off too."""
-    pipe = client().pipeline(transaction=False)
-    ban = _script(_BAN)
-    for season_id in season_ids:
-        ban(keys=_season_keys(season_id), args=[player_id], client=pipe)
-    pipe.execute()
+    _run_all([_Call(_BAN, _season_keys(season_id), [player_id]) for season_id in season_ids])
 
 
 def players_unban(season_ids: Iterable[int], player_id: str) -> None:
@@ -778,13 +773,45 @@ def _loop_send(*command: Any) -> asyncio.Future[Any]:
     return commands.send(*command)
 
 
-def _loop_run(call: _Call) -> asyncio.Future[Any]:
+def _evalsha(call: _Call) -> tuple[Any, ...]:
+    """The EVALSHA command of a script call."""
     sha = _SHAS.get(call.source)
     if sha is None:
         sha = hashlib.sha1(call.source.encode(), usedforsecurity=False).hexdigest()
         _SOURCES[sha] = call.source
         _SHAS[call.source] = sha
-    return _loop_send("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
+    return ("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
+
+
+def _loop_run(call: _Call) -> asyncio.Future[Any]:
+    return _loop_send(*_evalsha(call))
+
+
+def _run_all(calls: Sequence[_Call]) -> list[Any]:
+    """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts ask
+    SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror task,
+    and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded, and only
+    the calls that failed for it run again; any other error is raised."""
+    commands = [_evalsha(call) for call in calls]
+    replies = _pipeline_run(commands)
+    forgot = redis.exceptions.NoScriptError
+    again = [i for i, reply in enumerate(replies) if isinstance(reply, forgot)]
+    if again:
+        for sha in {commands[i][1] for i in again}:
+            client().script_load(_SOURCES[sha])
+        for i, reply in zip(again, _pipeline_run([commands[i] for i in again]), strict=True):
+            replies[i] = reply
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
+    return replies
+
+
+def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    pipe = client().pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe.execute(raise_on_error=False)
 
 
 async def aread_rank(

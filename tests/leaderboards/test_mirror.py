@@ -286,3 +286,20 @@ def test_standings_of_a_closed_season_are_not_written(
 
     assert not store.standings_exist(season.id)
     assert PendingStanding.objects.count() == 0
+
+
+def test_the_mirror_and_bans_work_after_redis_forgot_its_scripts(season):
+    store.write_standings([store.StandingWrite(season.id, "a", 5 * 2**24, False)])
+    store.client().script_flush()
+
+    written = store.write_standings(
+        [
+            store.StandingWrite(season.id, "b", 7 * 2**24, False),
+            store.StandingWrite(season.id, "c", 6 * 2**24, False),
+        ]
+    )
+    store.client().script_flush()
+    store.players_ban([season.id], "c")
+
+    assert written == 2
+    assert store.client().zrevrange(store.standings_key(season.id), 0, -1) == ["b", "a"]
