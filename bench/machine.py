@@ -115,8 +115,27 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
     return facts
 
 
+def python_probe_ms() -> float:
+    """The best of five runs of a fixed pure-Python loop: a shared or throttled machine shows
+    here (and in every figure of the run) as a larger number than the same machine idle."""
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        sum(i * i for i in range(1_000_000))
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU ticks so far: (all, stolen by the hypervisor)."""
+    with open("/proc/stat") as stat:
+        cpu = [int(v) for v in stat.readline().split()[1:]]
+    return sum(cpu[:8]), cpu[7]
+
+
 def machine_facts(env: BenchEnvironment, *, wrk: str) -> dict[str, Any]:
     return {
+        "python_probe_ms": python_probe_ms(),
         "cores": os.cpu_count(),
         "usable_cores": len(os.sched_getaffinity(0)),
         "cpu_model": _cpu_model(),

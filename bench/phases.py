@@ -41,7 +41,7 @@ from .load import (
     season_rebuild,
     season_reused,
 )
-from .machine import machine_facts
+from .machine import cpu_ticks, machine_facts, python_probe_ms
 from .options import Options
 from .pgstats import harness_connection, postmaster_pid, server_settings
 from .processes import Processes, Started, server_start, web_start, worker_start
@@ -119,6 +119,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
         ),
     )
     recorder = Recorder(results)
+    ticks_at_start = cpu_ticks()
     code = 0
     try:
         with Processes(log_dir) as processes:
@@ -134,6 +135,9 @@ def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
             if not options.keep_redis:
                 store.delete_prefixed_keys()
             redis_cleanup(env)
+        total, stolen = (now - then for now, then in zip(cpu_ticks(), ticks_at_start, strict=True))
+        results["machine"]["steal_share"] = f"{stolen / max(total, 1):.1%}"
+        results["machine"]["python_probe_ms_at_end"] = python_probe_ms()
         results["finished_at"] = timezone.now().isoformat()
         results["seconds"] = round((timezone.now() - started).total_seconds(), 1)
         written = report.report_write(results, options)

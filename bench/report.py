@@ -419,7 +419,10 @@ def _machine_line(results: dict[str, Any]) -> str:
         f"PostgreSQL {_get(m, 'postgresql', 'server_version')}, "
         f"{m.get('wrk', '').split(' [')[0]}; a one-row PostgreSQL commit takes "
         f"{_get(m, 'postgresql', 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; "
-        f"load average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}"
+        f"load average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}; "
+        f"a fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
+        f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
+        f"CPU stolen by the hypervisor during the run: {m.get('steal_share', '–')}"
     )
 
 
