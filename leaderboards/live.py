@@ -30,6 +30,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import close_old_connections
 from django.utils import timezone
@@ -45,6 +46,12 @@ logger = logging.getLogger(__name__)
 
 # A season's standings are read at most this often while changes keep arriving.
 TICK_SECONDS = 0.2
+# A followed player's own new score is pushed at the next tick. What merely follows from other
+# players' results (the top changed, the player was passed) goes out at most as often as the
+# process's share of LIVE_FANOUT_PER_SECOND allows: with a few sockets every tick, with
+# thousands less often (5,000 sockets following the top: every 5 s at 1,000 a second). At peak
+# nearly every rank moves on every tick; sending each of them to every socket took the web
+# processes' CPU from the results themselves (_Watch.every).
 # Every season is read again this often even without a notice (notices are best effort), and
 # the ticker renews its group memberships (the channel layer expires them).
 REFRESH_SECONDS = 15.0
@@ -228,6 +235,14 @@ class _Watch:
     task: asyncio.Task[None] | None = None
     # The latest top broadcast; each waits for the one before, so tops arrive in order.
     fanout: asyncio.Task[None] | None = None
+    # When the top was last broadcast, and when each followed player was last told.
+    top_told_at: float = float("-inf")
+    told_at: dict[str, float] = field(default_factory=dict)
+
+    def every(self, sockets: int) -> float:
+        """Seconds between two broadcasts of what other players' results changed, to
+        `sockets` sockets of this season in this process."""
+        return max(TICK_SECONDS, sockets / settings.LIVE_FANOUT_PER_SECOND)
 
     def _base(self) -> dict[str, Any]:
         return {"board": self.season.board.slug, "season": self.season.slug}
@@ -361,6 +376,7 @@ class Ticker:
             if not followers:
                 del watch.by_player[player_id]
                 watch.standings.pop(player_id, None)
+                watch.told_at.pop(player_id, None)
 
     def _forget(self, watch: _Watch) -> None:
         season_id = watch.season.pk
@@ -498,7 +514,14 @@ class Ticker:
 
     def _deliver_top(self, watch: _Watch, reading: _Reading) -> None:
         """Queue a changed top for its sockets in a task of its own: going to every socket of
-        the process takes a while, and the next tick (players' messages) need not wait."""
+        the process takes a while, and the next tick (players' messages) need not wait. A top
+        that changed too soon after the last broadcast waits for a later tick."""
+        now = time.monotonic()
+        sockets = sum(len(subs) for subs in watch.by_top.values())
+        if now - watch.top_told_at < watch.every(sockets):
+            if reading.top != watch.top:
+                watch.dirty = True
+            return
         previous, watch.top = watch.top, reading.top
         changed = [
             (_encode(watch.top_payload(reading, k)), list(subs))
@@ -506,18 +529,33 @@ class Ticker:
             if previous[:k] != reading.top[:k]
         ]
         if changed:
+            watch.top_told_at = now
             watch.fanout = asyncio.get_running_loop().create_task(
                 _fan_out(changed, after=watch.fanout)
             )
 
     async def _deliver_players(self, watch: _Watch, reading: _Reading) -> None:
         pushed = 0
-        standings = watch.standings
+        standings, told_at = watch.standings, watch.told_at
+        now = time.monotonic()
+        passed_every = watch.every(len(watch.by_player))
         for player_id, standing in reading.players.items():
             # Tuples compare in C: the whole loop stays cheap at ten thousand players.
             if player_id not in standings or standings[player_id] == standing:
                 continue
+            told = standings[player_id]
+            # Only the rank moved (the composite, the player's own score, is the same): others'
+            # results did it, and it waits its turn.
+            if (
+                told is not None
+                and standing is not None
+                and told[1] == standing[1]
+                and now - told_at.get(player_id, float("-inf")) < passed_every
+            ):
+                watch.dirty = True
+                continue
             standings[player_id] = standing
+            told_at[player_id] = now
             body = _encode(
                 {"type": "player", **watch.standing_payload(player_id, standing, reading.size)}
             )

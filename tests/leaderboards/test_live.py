@@ -174,6 +174,52 @@ def test_a_player_is_told_when_someone_passes_them_and_when_they_climb(scores):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_past_the_fan_out_being_passed_waits_its_turn_but_a_players_own_score_does_not(
+    scores, settings
+):
+    settings.LIVE_FANOUT_PER_SECOND = 0.1  # one socket is ten seconds' worth of broadcasts
+    scores(p1=300, p2=200)
+
+    async def scenario() -> tuple[dict[str, Any], bool, dict[str, Any]]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p2")
+        await sync_to_async(scores)(p3=250)
+        passed = await communicator.receive_json_from(timeout=WAIT)
+        await sync_to_async(scores)(p4=260)
+        held_back = await communicator.receive_nothing(timeout=1)
+        await sync_to_async(scores)(p2=100)
+        own = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return passed, held_back, own
+
+    passed, held_back, own = async_to_sync(scenario)()
+
+    assert (passed["seq"], passed["rank"], passed["points"]) == (2, 3, 200)
+    assert held_back is True
+    # p1 reached 300 first; the message carries the rank as it is now, p4's pass included
+    assert (own["seq"], own["rank"], own["points"]) == (3, 2, 300)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_past_the_fan_out_a_changed_top_waits_its_turn(scores, settings):
+    settings.LIVE_FANOUT_PER_SECOND = 0.1
+    scores(p1=300, p2=200)
+
+    async def scenario() -> tuple[dict[str, Any], bool]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=2")
+        await sync_to_async(scores)(p3=250)
+        first = await communicator.receive_json_from(timeout=WAIT)
+        await sync_to_async(scores)(p4=260)
+        held_back = await communicator.receive_nothing(timeout=1)
+        await communicator.disconnect()
+        return first, held_back
+
+    first, held_back = async_to_sync(scenario)()
+
+    assert [e["player_id"] for e in first["entries"]] == ["p1", "p3"]
+    assert held_back is True
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_result_behind_the_player_and_outside_the_top_sends_nothing(scores):
     scores(p1=300, p2=200)
 
