@@ -281,3 +281,11 @@ def test_the_banned_check_reads_only_the_banned_players_index(season):
 
     assert "player_banned" in plan
     assert "matches_player_pkey" not in plan
+
+
+def test_the_players_table_has_only_the_indexes_a_query_uses(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'matches_player'")
+        indexes = sorted(row[0] for row in cursor.fetchall())
+
+    assert indexes == ["matches_player_pkey", "player_banned"]
