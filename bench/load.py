@@ -25,7 +25,7 @@ from tqdm import tqdm
 from leaderboards import store
 from leaderboards.services import season_rebuild_standings
 from matches.models import GameServer, MatchResult, PendingStanding, Player, PlayerTotal
-from seasons.models import Board, Season
+from seasons.models import Board, Season, SeasonState
 from seasons.services import season_create
 
 from .environment import QUEUE, BenchEnvironment
@@ -54,10 +54,14 @@ def bench_reset(env: BenchEnvironment) -> None:
 
 
 def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
-    """The season a previous run loaded, when it is the only one and has `players` totals: its
-    outbox and keys are emptied so the rebuild starts level. None: load a new one."""
+    """The season a previous run loaded, when it is the only one, still open, and has `players`
+    totals: its outbox and keys are emptied so the rebuild starts level. None: load a new one."""
     seasons = list(Season.objects.select_related("board")[:2])
-    if len(seasons) != 1 or PlayerTotal.objects.filter(season=seasons[0]).count() != players:
+    if (
+        len(seasons) != 1
+        or seasons[0].state != SeasonState.OPEN
+        or PlayerTotal.objects.filter(season=seasons[0]).count() != players
+    ):
         return None
     PendingStanding.objects.all().delete()
     GameServer.objects.all().delete()

@@ -45,12 +45,14 @@ def bench_postgres_dir() -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
-def _run_tiny(*, results_dir: Path, postgres_dir: Path, prefix: str) -> subprocess.CompletedProcess:
+def _run_tiny(
+    *, results_dir: Path, postgres_dir: Path, prefix: str, module: str = "bench.run"
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
             "-m",
-            "bench.run",
+            module,
             "--players",
             str(PLAYERS),
             "--tiny",
@@ -257,4 +259,30 @@ def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_postgres_di
         assert all((tmp_path / name).stat().st_size > 0 for name in results["charts"])
     client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     assert list(client.scan_iter(match=f"{prefix}*", count=1000)) == []
+    assert not (bench_postgres_dir / "data" / "postmaster.pid").exists()
+
+
+def test_operator_paths_are_timed_on_a_season_of_the_benchs_own(tmp_path, bench_postgres_dir):
+    prefix = f"benchtest:{uuid.uuid4().hex[:8]}:"
+
+    run = _run_tiny(
+        results_dir=tmp_path,
+        postgres_dir=bench_postgres_dir,
+        prefix=prefix,
+        module="bench.operations",
+    )
+
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    results = json.loads((tmp_path / f"operations-{PLAYERS}.json").read_text())
+    pages = {**results["admin_open_season"], **results["admin_closed_season"]}
+    assert len(pages) == 13
+    assert {page["status"] for page in pages.values()} == {200}
+    assert all(0 < page["best_s"] <= page["first_s"] for page in pages.values())
+    assert results["reconciliation"]["runs_for_a_full_walk"] == 1
+    assert results["close"]["state"] == "closed"
+    assert results["close"]["archived"] == PLAYERS
+    assert results["export_csv"]["rows"] == results["export_parquet"]["rows"] == PLAYERS
+    assert (
+        "| close (snapshot, archive, rewards) |" in (tmp_path / "operations-latest.md").read_text()
+    )
     assert not (bench_postgres_dir / "data" / "postmaster.pid").exists()
