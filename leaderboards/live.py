@@ -13,6 +13,7 @@ SEND_TIMEOUT_SECONDS is closed. The protocol is documented in docs/websocket.md.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -47,11 +48,13 @@ logger = logging.getLogger(__name__)
 # A season's standings are read at most this often while changes keep arriving.
 TICK_SECONDS = 0.2
 # A followed player's own new score is pushed at the next tick. What merely follows from other
-# players' results (the top changed, the player was passed) goes out at most as often as the
-# process's share of LIVE_FANOUT_PER_SECOND allows: with a few sockets every tick, with
-# thousands less often (5,000 sockets following the top: every 5 s at 1,000 a second). At peak
-# nearly every rank moves on every tick; sending each of them to every socket took the web
-# processes' CPU from the results themselves (_Watch.every).
+# players' results (the top changed, the player was passed) is paid from a budget of
+# LIVE_FANOUT_PER_SECOND messages per season and process, a token bucket holding a second's
+# worth, and goes first to the sockets that have waited longest: a few sockets hear every change
+# at the next tick, thousands each in turn (5,000 sockets following the top of a board that
+# changes all the time: each every 10 s at 500 a second), at a steady rate rather than in bursts.
+# At peak nearly every rank moves on every tick; sending each change to every socket took the
+# web processes' CPU from the results themselves.
 # Every season is read again this often even without a notice (notices are best effort), and
 # the ticker renews its group memberships (the channel layer expires them).
 REFRESH_SECONDS = 15.0
@@ -108,6 +111,9 @@ class Subscriber:
         self.around = 0
         self.player_id: str | None = None
         self.players: set[str] = set()
+        # The top entries this socket was last given, and when.
+        self.top_told: list[dict[str, Any]] | None = None
+        self.top_told_at = float("-inf")
         self.open = True
         self._outbox: dict[str, str] = {}
         self._close_code: int | None = None
@@ -233,16 +239,22 @@ class _Watch:
     last_full: float = float("-inf")
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    # The latest top broadcast; each waits for the one before, so tops arrive in order.
-    fanout: asyncio.Task[None] | None = None
-    # When the top was last broadcast, and when each followed player was last told.
-    top_told_at: float = float("-inf")
+    # Sockets whose top is older than the current one, those who waited longest first.
+    top_waiting: collections.deque[Subscriber] = field(default_factory=collections.deque)
+    # When each followed player was last told of their standing.
     told_at: dict[str, float] = field(default_factory=dict)
+    # The budget of messages about other players' results (see LIVE_FANOUT_PER_SECOND).
+    credit: float = 0.0
+    credit_at: float = float("-inf")
 
-    def every(self, sockets: int) -> float:
-        """Seconds between two broadcasts of what other players' results changed, to
-        `sockets` sockets of this season in this process."""
-        return max(TICK_SECONDS, sockets / settings.LIVE_FANOUT_PER_SECOND)
+    def allowance(self) -> float:
+        """The budget's credit now, refilled for the time since it was last asked."""
+        now = time.monotonic()
+        rate = settings.LIVE_FANOUT_PER_SECOND
+        full = max(1.0, rate)
+        self.credit = min(full, self.credit + (now - self.credit_at) * rate)
+        self.credit_at = now
+        return self.credit
 
     def _base(self) -> dict[str, Any]:
         return {"board": self.season.board.slug, "season": self.season.slug}
@@ -382,9 +394,8 @@ class Ticker:
         season_id = watch.season.pk
         if self._watches.get(season_id) is watch:
             del self._watches[season_id]
-        for task in (watch.task, watch.fanout):
-            if task is not None:
-                task.cancel()
+        if watch.task is not None:
+            watch.task.cancel()
         self._tasks.append(asyncio.get_running_loop().create_task(self._leave_group(season_id)))
 
     async def _leave_group(self, season_id: int) -> None:
@@ -506,70 +517,108 @@ class Ticker:
         # every socket of the process never holds them back.
         await self._deliver_players(watch, reading)
         if top > 0:
-            self._deliver_top(watch, reading)
+            await self._deliver_top(watch, reading)
         for sub in joining:
             self._welcome(watch, sub, reading)
         for sub, player_id in follows:
             self._start_following(watch, sub, player_id, reading)
 
-    def _deliver_top(self, watch: _Watch, reading: _Reading) -> None:
-        """Queue a changed top for its sockets in a task of its own: going to every socket of
-        the process takes a while, and the next tick (players' messages) need not wait. A top
-        that changed too soon after the last broadcast waits for a later tick."""
-        now = time.monotonic()
-        sockets = sum(len(subs) for subs in watch.by_top.values())
-        if now - watch.top_told_at < watch.every(sockets):
-            if reading.top != watch.top:
-                watch.dirty = True
-            return
-        previous, watch.top = watch.top, reading.top
-        changed = [
-            (_encode(watch.top_payload(reading, k)), list(subs))
-            for k, subs in watch.by_top.items()
-            if previous[:k] != reading.top[:k]
-        ]
-        if changed:
-            watch.top_told_at = now
-            watch.fanout = asyncio.get_running_loop().create_task(
-                _fan_out(changed, after=watch.fanout)
+    async def _deliver_top(self, watch: _Watch, reading: _Reading) -> None:
+        """Give the sockets whose top changed the new one, as far as the budget goes, those
+        that waited longest first; the rest wait for the next tick."""
+        if reading.top != watch.top:
+            watch.top = reading.top
+            watch.top_waiting = collections.deque(
+                sorted(
+                    (
+                        sub
+                        for k, subs in watch.by_top.items()
+                        for sub in subs
+                        if sub.top_told != reading.top[:k]
+                    ),
+                    key=lambda sub: sub.top_told_at,
+                )
             )
+        if not watch.top_waiting:
+            return
+        bodies: dict[int, str] = {}
+        now = time.monotonic()
+        sent = 0
+        budget = int(watch.allowance())
+        while watch.top_waiting and sent < budget:
+            sub = watch.top_waiting.popleft()
+            if not sub.open or sub not in watch.subscribers:
+                continue
+            body = bodies.get(sub.top)
+            if body is None:
+                body = bodies[sub.top] = _encode(watch.top_payload(reading, sub.top))
+            sub.push("top", body)
+            sub.top_told, sub.top_told_at = reading.top[: sub.top], now
+            sent += 1
+            if sent % FANOUT_BATCH == 0:
+                # Let the sockets served so far write (and other messages go) before more.
+                await asyncio.sleep(0)
+        watch.credit -= sent
+        if watch.top_waiting:
+            watch.dirty = True
 
     async def _deliver_players(self, watch: _Watch, reading: _Reading) -> None:
+        """A player's own new score goes at once; a rank that moved because of others is paid
+        from the budget, the players told longest ago first."""
         pushed = 0
         standings, told_at = watch.standings, watch.told_at
         now = time.monotonic()
-        passed_every = watch.every(len(watch.by_player))
+        passed: list[tuple[float, str]] = []
         for player_id, standing in reading.players.items():
             # Tuples compare in C: the whole loop stays cheap at ten thousand players.
             if player_id not in standings or standings[player_id] == standing:
                 continue
             told = standings[player_id]
-            # Only the rank moved (the composite, the player's own score, is the same): others'
-            # results did it, and it waits its turn.
-            if (
-                told is not None
-                and standing is not None
-                and told[1] == standing[1]
-                and now - told_at.get(player_id, float("-inf")) < passed_every
-            ):
-                watch.dirty = True
+            # Only the rank moved: the composite (the player's own score) is the same.
+            if told is not None and standing is not None and told[1] == standing[1]:
+                passed.append((told_at.get(player_id, float("-inf")), player_id))
                 continue
-            standings[player_id] = standing
-            told_at[player_id] = now
-            body = _encode(
-                {"type": "player", **watch.standing_payload(player_id, standing, reading.size)}
-            )
-            for sub in list(watch.by_player.get(player_id, ())):
-                sub.push(f"player:{player_id}", body)
-                pushed += 1
-                if pushed % FANOUT_BATCH == 0:
-                    await asyncio.sleep(0)
+            pushed += await self._tell(watch, reading, player_id, now, pushed)
+        if not passed:
+            return
+        passed.sort()
+        budget = watch.allowance()
+        full = max(1.0, settings.LIVE_FANOUT_PER_SECOND)
+        spent = 0
+        for _, player_id in passed:
+            followers = len(watch.by_player.get(player_id, ()))
+            # The first player of a tick may overdraw a full enough budget (a player followed by
+            # more sockets than a second's worth would wait forever otherwise).
+            if spent + followers > budget and (spent > 0 or budget < min(followers, full)):
+                watch.dirty = True
+                break
+            spent += await self._tell(watch, reading, player_id, now, pushed + spent)
+        watch.credit -= spent
+
+    async def _tell(
+        self, watch: _Watch, reading: _Reading, player_id: str, now: float, pushed: int
+    ) -> int:
+        """Push a player's standing to their followers; returns how many messages that was."""
+        standing = reading.players[player_id]
+        watch.standings[player_id] = standing
+        watch.told_at[player_id] = now
+        body = _encode(
+            {"type": "player", **watch.standing_payload(player_id, standing, reading.size)}
+        )
+        count = 0
+        for sub in list(watch.by_player.get(player_id, ())):
+            sub.push(f"player:{player_id}", body)
+            count += 1
+            if (pushed + count) % FANOUT_BATCH == 0:
+                await asyncio.sleep(0)
+        return count
 
     def _welcome(self, watch: _Watch, sub: Subscriber, reading: _Reading) -> None:
         """Send the snapshot, then count the socket in for every later change."""
         if not sub.open:
             return
         sub.push("snapshot", _encode(watch.snapshot_payload(reading, sub)))
+        sub.top_told, sub.top_told_at = reading.top[: sub.top], time.monotonic()
         watch.subscribers.add(sub)
         if sub.top > 0:
             watch.by_top.setdefault(sub.top, set()).add(sub)
@@ -597,21 +646,6 @@ class Ticker:
     ) -> None:
         watch.by_player.setdefault(player_id, set()).add(sub)
         watch.standings[player_id] = reading.players[player_id]
-
-
-async def _fan_out(
-    changed: list[tuple[str, list[Subscriber]]], *, after: asyncio.Task[None] | None
-) -> None:
-    if after is not None and not after.done():
-        await after
-    pushed = 0
-    for body, subs in changed:
-        for sub in subs:
-            sub.push("top", body)
-            pushed += 1
-            if pushed % FANOUT_BATCH == 0:
-                # Let the sockets served so far write (and other messages go) before more.
-                await asyncio.sleep(0)
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()

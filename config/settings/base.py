@@ -134,9 +134,10 @@ LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS",
 # task per request, at once). The worker's cost is mostly per task (leaderboards/coalescing.py).
 MIRROR_COALESCE_SECONDS = env.float("MIRROR_COALESCE_SECONDS", default=0.05)
 # Live pushes a web process spends a second, per season, on what other players' results
-# changed (a new top, a player passed); a player's own new score never waits for it. With more
-# sockets than this, those broadcasts come less often than five a second (leaderboards/live.py).
-LIVE_FANOUT_PER_SECOND = env.float("LIVE_FANOUT_PER_SECOND", default=1000.0)
+# changed (a new top, a player passed), a second's worth at most at once; a player's own new
+# score never waits for it. Past it, the sockets that waited longest go first
+# (leaderboards/live.py).
+LIVE_FANOUT_PER_SECOND = env.float("LIVE_FANOUT_PER_SECOND", default=500.0)
 # How long a web process reuses a verified game-server key and its boards (a revoked key stops
 # working within this time).
 GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -217,6 +218,29 @@ def test_past_the_fan_out_a_changed_top_waits_its_turn(scores, settings):
 
     assert [e["player_id"] for e in first["entries"]] == ["p1", "p3"]
     assert held_back is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_past_the_fan_out_every_socket_gets_the_new_top_in_turn(scores, settings):
+    settings.LIVE_FANOUT_PER_SECOND = 2  # two messages a second, one second's worth at once
+    scores(p1=300)
+
+    async def scenario() -> list[tuple[float, list[str]]]:
+        sockets = [(await open_socket("/ws/v1/leaderboard/global/?top=1"))[0] for _ in range(4)]
+        await sync_to_async(scores)(p2=500)
+        arrivals = []
+        for communicator in sockets:
+            message = await communicator.receive_json_from(timeout=WAIT)
+            arrivals.append((time.monotonic(), [e["player_id"] for e in message["entries"]]))
+        for communicator in sockets:
+            await communicator.disconnect()
+        return arrivals
+
+    arrivals = async_to_sync(scenario)()
+
+    assert [entries for _, entries in arrivals] == [["p2"]] * 4
+    # two at once from a full budget, the other two as it refills
+    assert max(at for at, _ in arrivals) - min(at for at, _ in arrivals) > 0.5
 
 
 @pytest.mark.django_db(transaction=True)
