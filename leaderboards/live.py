@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -55,6 +55,9 @@ TICK_SECONDS = 0.2
 # changes all the time: each every 10 s at 500 a second), at a steady rate rather than in bursts.
 # At peak nearly every rank moves on every tick; sending each change to every socket took the
 # web processes' CPU from the results themselves.
+# A notice names the players whose standings it carries, up to this many per season (more: it
+# names none, and every followed player is read again).
+NOTICE_PLAYERS = 2000
 # Every season is read again this often even without a notice (notices are best effort), and
 # the ticker renews its group memberships (the channel layer expires them).
 REFRESH_SECONDS = 15.0
@@ -246,6 +249,29 @@ class _Watch:
     # The budget of messages about other players' results (see LIVE_FANOUT_PER_SECOND).
     credit: float = 0.0
     credit_at: float = float("-inf")
+    # Followed players the notices since the last tick named (their own score changed), and
+    # whether a notice named no one (read every followed player).
+    named: set[str] = field(default_factory=set)
+    everyone: bool = False
+    # Followed players in the order their ranks are looked at for passes, a round at a time.
+    rotation: collections.deque[str] = field(default_factory=collections.deque)
+
+    def next_round(self, size: int) -> list[str]:
+        """The next `size` followed players to look at for passes (all of them, when fewer)."""
+        if size >= len(self.by_player):
+            return list(self.by_player)
+        if len(self.rotation) > 2 * len(self.by_player):
+            # Players unfollowed and followed again left stale places behind.
+            self.rotation = collections.deque(dict.fromkeys(self.rotation))
+        chosen: list[str] = []
+        for _ in range(len(self.rotation)):
+            if len(chosen) >= size:
+                break
+            player_id = self.rotation.popleft()
+            if player_id in self.by_player:
+                chosen.append(player_id)
+                self.rotation.append(player_id)
+        return chosen
 
     def allowance(self) -> float:
         """The budget's credit now, refilled for the time since it was last asked."""
@@ -428,6 +454,11 @@ class Ticker:
             if message.get("type") == "season.closed":
                 self._close_season(watch, message.get("next_season"))
             else:
+                players = message.get("players")
+                if players is None:
+                    watch.everyone = True
+                else:
+                    watch.named.update(p for p in players if p in watch.by_player)
                 watch.dirty = True
                 watch.wake.set()
 
@@ -443,6 +474,7 @@ class Ticker:
 
     def _mark_all_dirty(self) -> None:
         for watch in self._watches.values():
+            watch.everyone = True
             watch.dirty = True
             watch.wake.set()
 
@@ -495,7 +527,17 @@ class Ticker:
             watch.last_full = time.monotonic()
         wanted = [sub.player_id for sub in joining if sub.player_id is not None]
         wanted += [player_id for _, player_id in follows]
-        player_ids = list(dict.fromkeys([*(watch.by_player if full else ()), *wanted]))
+        checked: list[str] = []
+        if full:
+            # The players whose own score changed, and as many others as the budget could tell
+            # they were passed: the read grows with the budget, not with the sockets.
+            named, watch.named = watch.named, set()
+            everyone, watch.everyone = watch.everyone, False
+            if everyone:
+                checked = list(watch.by_player)
+            else:
+                checked = [*named, *watch.next_round(int(watch.allowance()))]
+        player_ids = list(dict.fromkeys([*checked, *wanted]))
         tops = [*watch.by_top, *(sub.top for sub in joining)]
         top = max(tops, default=0) if (full or joining) else 0
         arounds = list(
@@ -644,6 +686,8 @@ class Ticker:
     def _register_player(
         self, watch: _Watch, sub: Subscriber, player_id: str, reading: _Reading
     ) -> None:
+        if player_id not in watch.by_player:
+            watch.rotation.append(player_id)
         watch.by_player.setdefault(player_id, set()).add(sub)
         watch.standings[player_id] = reading.players[player_id]
 
@@ -694,16 +738,24 @@ def unsubscribe(sub: Subscriber) -> None:
     ticker().remove(sub)
 
 
-def standings_changed(season_ids: Iterable[int]) -> None:
-    """Tell every web process that these seasons' standings moved (the mirror calls this).
+def standings_changed(
+    season_ids: Iterable[int], players: Mapping[int, Collection[str]] | None = None
+) -> None:
+    """Tell every web process that these seasons' standings moved (the mirror calls this),
+    naming the players whose own standings it wrote when `players` has them: a ticker reads
+    those at once and the other followed players only as its budget allows. A season without
+    named players (a rebuild, an unban) has every followed player read again.
 
     Best effort: a lost notice delays pushes until the next notice or the tickers' refresh, and
     never fails the mirror.
     """
-    messages = [
-        (season_group(season_id), {"type": "season.changed", "season_id": season_id})
-        for season_id in sorted(set(season_ids))
-    ]
+    messages = []
+    for season_id in sorted(set(season_ids)):
+        notice: dict[str, Any] = {"type": "season.changed", "season_id": season_id}
+        named = (players or {}).get(season_id)
+        if named is not None and len(named) <= NOTICE_PLAYERS:
+            notice["players"] = sorted(named)
+        messages.append((season_group(season_id), notice))
     try:
         _publish(messages)
     except Exception:

@@ -55,7 +55,10 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         for c in live_changes
     )
     if live_changes:
-        live.standings_changed({c.season_id for c in live_changes})
+        players: dict[int, set[str]] = {}
+        for change in live_changes:
+            players.setdefault(change.season_id, set()).add(change.player_id)
+        live.standings_changed(players, players)
     # Only after Redis has them: a crash before this leaves the rows for a redelivery or the
     # sweep, and writing them twice changes nothing.
     with connection.cursor() as cursor:

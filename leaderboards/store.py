@@ -457,16 +457,13 @@ def read_batch(
     round trip (the live ticker's read). Each part is read atomically; the parts may be a few
     commands apart, which a reader that looks again on the next change tolerates."""
     key = standings_key(season_id)
-    pipe = client().pipeline(transaction=False)
+    calls = []
     if top > 0:
-        _script(_READ_PAGE)(keys=[key], args=[0, top - 1, _flag(False)], client=pipe)
+        calls.append(_Call(_READ_PAGE, [key], [0, top - 1, _flag(False)]))
     chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
-    for chunk in chunks:
-        _script(_READ_RANKS)(keys=[key], args=list(chunk), client=pipe)
-    for player_id, n in arounds:
-        _script(_READ_AROUND)(keys=[key], args=[player_id, n, _flag(False)], client=pipe)
-    pipe.zcard(key)
-    replies = iter(pipe.execute())
+    calls += [_Call(_READ_RANKS, [key], list(chunk)) for chunk in chunks]
+    calls += [_Call(_READ_AROUND, [key], [player_id, n, _flag(False)]) for player_id, n in arounds]
+    replies = iter(_commands_run([*map(_evalsha, calls), ("ZCARD", key)]))
 
     page: list[Standing] = []
     if top > 0:
@@ -792,7 +789,11 @@ def _run_all(calls: Sequence[_Call]) -> list[Any]:
     SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror task,
     and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded, and only
     the calls that failed for it run again; any other error is raised."""
-    commands = [_evalsha(call) for call in calls]
+    return _commands_run([_evalsha(call) for call in calls])
+
+
+def _commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Commands in one pipeline, script calls among them by SHA-1 (see _run_all)."""
     replies = _pipeline_run(commands)
     forgot = redis.exceptions.NoScriptError
     again = [i for i, reply in enumerate(replies) if isinstance(reply, forgot)]
