@@ -53,6 +53,7 @@ from websockets.asyncio.client import connect
 
 from .cpu import CpuMeter
 from .errors import BenchError
+from .machine import python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender
 from .processes import (
     Processes,
@@ -963,7 +964,12 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "benchmark": "ws_push",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"cpus": os.cpu_count()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            # A fixed Python loop (bench/machine.py) at the end: this shared machine's speed
+            # varies by half between runs, and every figure here with it.
+            "python_probe_ms": python_probe_ms(),
+        },
         "options": {
             "sockets": options.sockets,
             "board_players": options.board_players,
