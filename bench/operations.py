@@ -11,6 +11,7 @@ Results go to bench/results/operations-<N>.json and operations-latest.md (--resu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import tempfile
@@ -81,6 +82,8 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
         results["rebuild"] = season_rebuild(season=season, players=players)
     else:
         results["load"] = {"reused": True}
+        # season_reused emptied the season's keys: the board is rebuilt as after a load.
+        results["rebuild"] = season_rebuild(season=season, players=players)
     # Rewards make the close write SeasonReward rows as a real season's would: the top 100 by
     # rank and the top 1% by percentage.
     RewardTier.objects.get_or_create(
@@ -116,7 +119,7 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
 
     _say("one reconciliation run")
     seconds, tally = _timed(lambda: reconciliation.season_reconcile(season=season))
-    results["reconciliation"] = {"seconds": seconds, "tally": repr(tally)}
+    results["reconciliation"] = {"seconds": seconds, **dataclasses.asdict(tally)}
     size = PlayerTotal.objects.filter(season=season).count()
     results["reconciliation"]["walk_page"] = reconciliation.WALK_PAGE
     results["reconciliation"]["runs_for_a_full_walk"] = -(-size // reconciliation.WALK_PAGE)
@@ -176,7 +179,8 @@ def report(results: dict[str, Any]) -> str:
             )
     rec = results.get("reconciliation", {})
     lines.append(
-        f"| one reconciliation run | {rec.get('seconds')} s | {rec.get('tally')}; a full walk "
+        f"| one reconciliation run | {rec.get('seconds')} s | {rec.get('checked', 0):,} checked, "
+        f"{rec.get('drift')} drift; a full walk "
         f"takes {rec.get('runs_for_a_full_walk')} runs of {rec.get('walk_page'):,} players |"
     )
     close = results.get("close", {})

@@ -279,6 +279,8 @@ def test_operator_paths_are_timed_on_a_season_of_the_benchs_own(tmp_path, bench_
     assert {page["status"] for page in pages.values()} == {200}
     assert all(0 < page["best_s"] <= page["first_s"] for page in pages.values())
     assert results["reconciliation"]["runs_for_a_full_walk"] == 1
+    assert results["reconciliation"]["checked"] == PLAYERS
+    assert results["reconciliation"]["drift"] == 0
     assert results["close"]["state"] == "closed"
     assert results["close"]["archived"] == PLAYERS
     assert results["export_csv"]["rows"] == results["export_parquet"]["rows"] == PLAYERS
