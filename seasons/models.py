@@ -336,20 +336,46 @@ class Season(models.Model):
 
 
 class ArchivedStanding(models.Model):
-    """A closed season's final standings, snapshotted from the ZSET and checked against totals."""
+    """A closed season's final standings, snapshotted from the ZSET and checked against totals.
 
-    season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="archived_standings")
+    Only the close writes here, a whole season in one COPY, from the season's own standings:
+    players with a total in that season (whose foreign key holds them) and the season it locks.
+    Foreign-key constraints would check every row at COMMIT, each check locking the player's
+    row: at ten million players that was most of the close. So the references are checked by
+    the close (its verify step compares the archive with the totals) and kept by PROTECT in the
+    ORM, and the indexes are the ones queries use: the two unique keys (both lead with the
+    season) and the player's seasons for their history.
+    """
+
+    season = models.ForeignKey(
+        Season,
+        on_delete=models.PROTECT,
+        related_name="archived_standings",
+        db_index=False,
+        db_constraint=False,
+    )
     rank = models.PositiveIntegerField()
     competition_rank = models.PositiveIntegerField()
-    player = models.ForeignKey("matches.Player", on_delete=models.PROTECT, related_name="+")
+    player = models.ForeignKey(
+        "matches.Player",
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
     points = models.IntegerField()
     reached_at = models.DateTimeField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["season", "rank"], name="archive_unique_rank"),
+            # Newest season first, each from rank 1: the order the admin lists the archive in,
+            # which an ascending index could only give by sorting the whole archive.
+            models.UniqueConstraint(
+                models.F("season").desc(), models.F("rank"), name="archive_unique_rank"
+            ),
             models.UniqueConstraint(fields=["season", "player"], name="archive_unique_player"),
         ]
+        indexes = [models.Index(fields=["player"], name="archive_player")]
 
     def __str__(self) -> str:
         return f"{self.season_id} #{self.rank} {self.player_id}"

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
 from config.errors import Conflict
@@ -313,3 +314,36 @@ def test_the_periodic_task_closes_every_season_that_is_due(ended):
     assert closed == [ended.pk]
     assert Season.objects.get(pk=ended.pk).state == "closed"
     assert Season.objects.get(pk=running.pk).state == "open"
+
+
+def test_the_archive_is_written_without_per_row_checks_and_read_through_its_indexes(db):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'seasons_archivedstanding'"
+        )
+        indexes = sorted(row[0] for row in cursor.fetchall())
+        cursor.execute(
+            "SELECT conname FROM pg_constraint"
+            " WHERE conrelid = 'seasons_archivedstanding'::regclass AND contype = 'f'"
+        )
+        foreign_keys = cursor.fetchall()
+
+    assert indexes == [
+        "archive_player",
+        "archive_unique_player",
+        "archive_unique_rank",
+        "seasons_archivedstanding_pkey",
+    ]
+    assert foreign_keys == []
+
+
+def test_the_archive_lists_newest_season_first_from_rank_1_through_an_index(db):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN SELECT * FROM seasons_archivedstanding"
+            " ORDER BY season_id DESC, rank ASC LIMIT 100"
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    assert "archive_unique_rank" in plan
+    assert "Sort" not in plan
