@@ -18,6 +18,8 @@ import resource
 import time
 from dataclasses import dataclass, field
 
+from .machine import cpu_times
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Parts not led by a known process are found by their command name.
 _NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
@@ -52,9 +54,8 @@ def _processes() -> dict[int, _Process]:
 
 
 def _machine_busy_ticks() -> int:
-    with open("/proc/stat") as stat:
-        cpu = [int(v) for v in stat.readline().split()[1:]]
-    # user nice system idle iowait irq softirq steal: everything but idle and iowait is busy.
+    cpu = cpu_times()
+    # Everything but idle and iowait is busy.
     return sum(cpu[:3]) + sum(cpu[5:8])
 
 

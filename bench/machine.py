@@ -126,11 +126,16 @@ def python_probe_ms() -> float:
     return round(best * 1000, 1)
 
 
+def cpu_times() -> list[int]:
+    """The machine's CPU ticks so far, by kind: user nice system idle iowait irq softirq steal."""
+    with open("/proc/stat") as stat:
+        return [int(v) for v in stat.readline().split()[1:9]]
+
+
 def cpu_ticks() -> tuple[int, int]:
     """The machine's CPU ticks so far: (all, stolen by the hypervisor)."""
-    with open("/proc/stat") as stat:
-        cpu = [int(v) for v in stat.readline().split()[1:]]
-    return sum(cpu[:8]), cpu[7]
+    cpu = cpu_times()
+    return sum(cpu), cpu[7]
 
 
 def machine_facts(env: BenchEnvironment, *, wrk: str) -> dict[str, Any]:

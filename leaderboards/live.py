@@ -55,6 +55,7 @@ TICK_SECONDS = 0.2
 # changes all the time: each every 10 s at 500 a second), at a steady rate rather than in bursts.
 # At peak nearly every rank moves on every tick; sending each change to every socket took the
 # web processes' CPU from the results themselves.
+
 # A notice names the players whose standings it carries, up to this many per season (more: it
 # names none, and every followed player is read again).
 NOTICE_PLAYERS = 2000
@@ -273,12 +274,16 @@ class _Watch:
                 self.rotation.append(player_id)
         return chosen
 
+    @staticmethod
+    def budget_full() -> float:
+        """What the budget holds at most: a second's worth, and at least one message."""
+        return max(1.0, settings.LIVE_FANOUT_PER_SECOND)
+
     def allowance(self) -> float:
         """The budget's credit now, refilled for the time since it was last asked."""
         now = time.monotonic()
-        rate = settings.LIVE_FANOUT_PER_SECOND
-        full = max(1.0, rate)
-        self.credit = min(full, self.credit + (now - self.credit_at) * rate)
+        refill = (now - self.credit_at) * settings.LIVE_FANOUT_PER_SECOND
+        self.credit = min(self.budget_full(), self.credit + refill)
         self.credit_at = now
         return self.credit
 
@@ -583,7 +588,8 @@ class Ticker:
             )
         if not watch.top_waiting:
             return
-        bodies: dict[int, str] = {}
+        # Each K's entries and message, made once for all its sockets.
+        tops: dict[int, tuple[list[dict[str, Any]], str]] = {}
         now = time.monotonic()
         sent = 0
         budget = int(watch.allowance())
@@ -591,11 +597,14 @@ class Ticker:
             sub = watch.top_waiting.popleft()
             if not sub.open or sub not in watch.subscribers:
                 continue
-            body = bodies.get(sub.top)
-            if body is None:
-                body = bodies[sub.top] = _encode(watch.top_payload(reading, sub.top))
+            if sub.top not in tops:
+                tops[sub.top] = (
+                    reading.top[: sub.top],
+                    _encode(watch.top_payload(reading, sub.top)),
+                )
+            entries, body = tops[sub.top]
             sub.push("top", body)
-            sub.top_told, sub.top_told_at = reading.top[: sub.top], now
+            sub.top_told, sub.top_told_at = entries, now
             sent += 1
             if sent % FANOUT_BATCH == 0:
                 # Let the sockets served so far write (and other messages go) before more.
@@ -625,7 +634,7 @@ class Ticker:
             return
         passed.sort()
         budget = watch.allowance()
-        full = max(1.0, settings.LIVE_FANOUT_PER_SECOND)
+        full = watch.budget_full()
         spent = 0
         for _, player_id in passed:
             followers = len(watch.by_player.get(player_id, ()))

@@ -719,18 +719,13 @@ class _LoopCommands:
 
     async def _execute(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
         try:
-            replies = await self._pipeline([command for command, _ in batch])
-            again = [
-                i
-                for i, reply in enumerate(replies)
-                if isinstance(reply, redis.exceptions.NoScriptError)
-            ]
+            commands = [command for command, _ in batch]
+            replies = await self._pipeline(commands)
+            again, sources = _forgotten(commands, replies)
             if again:
-                # A restarted Redis forgot the scripts: load them, then run those calls again
-                # (only those: the batch's other commands, counts among them, already ran).
-                for sha in {batch[i][0][1] for i in again}:
-                    await self.client.script_load(_SOURCES[sha])
-                retried = await self._pipeline([batch[i][0] for i in again])
+                for source in sources:
+                    await self.client.script_load(source)
+                retried = await self._pipeline([commands[i] for i in again])
                 for i, reply in zip(again, retried, strict=True):
                     replies[i] = reply
         except Exception as exc:  # the connection failed: every caller of the batch hears it
@@ -795,17 +790,26 @@ def _run_all(calls: Sequence[_Call]) -> list[Any]:
 def _commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
     """Commands in one pipeline, script calls among them by SHA-1 (see _run_all)."""
     replies = _pipeline_run(commands)
-    forgot = redis.exceptions.NoScriptError
-    again = [i for i, reply in enumerate(replies) if isinstance(reply, forgot)]
+    again, sources = _forgotten(commands, replies)
     if again:
-        for sha in {commands[i][1] for i in again}:
-            client().script_load(_SOURCES[sha])
+        for source in sources:
+            client().script_load(source)
         for i, reply in zip(again, _pipeline_run([commands[i] for i in again]), strict=True):
             replies[i] = reply
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
     return replies
+
+
+def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[list[int], set[str]]:
+    """The script calls a restarted Redis did not know, and their scripts' sources: the caller
+    loads those and runs only these calls again (the pipeline's other commands, counts among
+    them, already ran)."""
+    again = [
+        i for i, reply in enumerate(replies) if isinstance(reply, redis.exceptions.NoScriptError)
+    ]
+    return again, {_SOURCES[commands[i][1]] for i in again}
 
 
 def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
