@@ -44,11 +44,14 @@ def apt_install(*packages: str) -> None:
         fail(f"missing binaries: install them with `sudo apt-get install {' '.join(packages)}`")
     say(f"installing {' '.join(packages)} with apt-get")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+    # Wait for dpkg's lock when another apt-get holds it, rather than failing at once.
+    apt = ["apt-get", "-q", "-o", "DPkg::Lock::Timeout=600"]
+    subprocess.run([*apt, "update"], check=True, env=env, timeout=900)
     subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages],
+        [*apt, "install", "-y", "--no-install-recommends", *packages],
         check=True,
         env=env,
+        timeout=1200,
     )
 
 

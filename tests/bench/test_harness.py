@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -24,12 +25,16 @@ from scripts.devservices import pg_bindir, pg_cluster_stop
 ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = 3000
 RUN_TIMEOUT_SECONDS = 900
-
-pytestmark = pytest.mark.skipif(
-    (shutil.which("wrk") is None or shutil.which("h2load") is None) and os.geteuid() != 0,
-    reason="wrk or h2load is missing and only root can install them: "
-    "sudo apt-get install wrk nghttp2-client",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        (shutil.which("wrk") is None or shutil.which("h2load") is None) and os.geteuid() != 0,
+        reason="wrk or h2load is missing and only root can install them: "
+        "sudo apt-get install wrk nghttp2-client",
+    ),
+    # The suite's own per-test limit (pyproject) is shorter than a tiny run may take on a slow
+    # machine; the run's own timeout stops it first, with its output.
+    pytest.mark.timeout(RUN_TIMEOUT_SECONDS + 120),
+]
 
 
 @pytest.fixture
@@ -48,31 +53,45 @@ def bench_postgres_dir() -> Iterator[Path]:
 def _run_tiny(
     *, results_dir: Path, postgres_dir: Path, prefix: str, module: str = "bench.run"
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            module,
-            "--players",
-            str(PLAYERS),
-            "--tiny",
-            "--results-dir",
-            str(results_dir),
-            "--postgres-dir",
-            str(postgres_dir),
-            "--key-prefix",
-            f"{prefix}lb:",
-            "--cache-prefix",
-            f"{prefix}cache",
-            "--broker-db",
-            "14",
-        ],
+    command = [
+        sys.executable,
+        "-m",
+        module,
+        "--players",
+        str(PLAYERS),
+        "--tiny",
+        "--results-dir",
+        str(results_dir),
+        "--postgres-dir",
+        str(postgres_dir),
+        "--key-prefix",
+        f"{prefix}lb:",
+        "--cache-prefix",
+        f"{prefix}cache",
+        "--broker-db",
+        # Two checkouts' suites on one machine each name their own (TEST_BROKER_DB), or their
+        # workers would take each other's mirror tasks.
+        os.environ.get("TEST_BROKER_DB", "14"),
+    ]
+    # Its own session, so a run that overstays is stopped with everything it started (servers,
+    # workers, load generators), not only the harness, whose children would outlive the test.
+    with subprocess.Popen(
+        command,
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=RUN_TIMEOUT_SECONDS,
-        check=False,
-    )
+        start_new_session=True,
+    ) as harness:
+        try:
+            stdout, stderr = harness.communicate(timeout=RUN_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(harness.pid, signal.SIGKILL)
+            stdout, stderr = harness.communicate()
+            pytest.fail(
+                f"the tiny run took over {RUN_TIMEOUT_SECONDS} s:\n{stdout[-4000:]}{stderr[-4000:]}"
+            )
+    return subprocess.CompletedProcess(command, harness.returncode, stdout, stderr)
 
 
 def _sane_latency(figures: dict) -> None:

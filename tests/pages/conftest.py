@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ import redis
 from django.conf import settings
 from django.db import connection, connections
 
+from bench.debian import apt_install
 from matches.models import GameServer
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
@@ -229,11 +229,8 @@ def _chromium() -> Path:
     with open(Path(tempfile.gettempdir()) / "leaderboard-chromium-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not CHROMIUM.exists():
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            subprocess.run(["apt-get", "update", "-q"], check=True, env=env, timeout=600)
-            subprocess.run(
-                ["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env, timeout=1200
-            )
+            # Its recommended packages bring the fonts the pages are drawn with.
+            apt_install("chromium", recommends=True)
     return CHROMIUM
 
 
