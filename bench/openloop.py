@@ -182,9 +182,11 @@ class _BackgroundLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._failure: BaseException | None = None
+        self._figures: dict[str, Any] = {}
 
     async def _main(self, stopping: asyncio.Event) -> None:
-        """Call self._ready.set() once running; return after `stopping` is set."""
+        """Call self._ready.set() once running; return after `stopping` is set, with the figures
+        in self._figures."""
         raise NotImplementedError
 
     @property
@@ -198,7 +200,9 @@ class _BackgroundLoop:
         if self._failure is not None:
             raise RuntimeError(f"{self._thread.name} failed to start") from self._failure
 
-    def _end(self) -> None:
+    def stop(self) -> dict[str, Any]:
+        """Stop, wait (bounded) for what is in flight (the sender's answers, the probe's results
+        to show), and return the figures."""
         if self._loop is not None and self._stopping is not None and self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._stopping.set)
         self._thread.join(self._stop_seconds)
@@ -206,6 +210,7 @@ class _BackgroundLoop:
             raise RuntimeError(f"{self._thread.name} did not stop")
         if self._failure is not None:
             raise RuntimeError(f"{self._thread.name} failed") from self._failure
+        return self._figures
 
     def _run(self) -> None:
         try:
@@ -220,6 +225,17 @@ class _BackgroundLoop:
         await self._main(self._stopping)
 
 
+async def _settle(tasks: set[asyncio.Task[None]], timeout: float) -> int:
+    """Wait up to `timeout` for `tasks`, then cancel the rest; returns how many were left."""
+    if not tasks:
+        return 0
+    _, unfinished = await asyncio.wait(tasks, timeout=timeout)
+    for task in unfinished:
+        task.cancel()
+    await asyncio.gather(*unfinished, return_exceptions=True)
+    return len(unfinished)
+
+
 def _game_server_headers(api_key: str) -> dict[str, str]:
     return {"Authorization": f"Api-Key {api_key}", "Content-Type": "application/json"}
 
@@ -232,7 +248,6 @@ class OpenLoopSender(_BackgroundLoop):
             raise ValueError(f"not a load that can be offered: {load}")
         super().__init__("open-loop-sender", STOP_WAIT_SECONDS + REQUEST_TIMEOUT_SECONDS)
         self.load = load
-        self._figures: dict[str, Any] = {}
         self._offered = 0
         self._dropped = 0
         self._late = 0
@@ -247,11 +262,6 @@ class OpenLoopSender(_BackgroundLoop):
     def start(self) -> OpenLoopSender:
         self._begin()
         return self
-
-    def stop(self) -> dict[str, Any]:
-        """Stop sending, wait (bounded) for the answers in flight, and return the figures."""
-        self._end()
-        return self._figures
 
     async def _main(self, stopping: asyncio.Event) -> None:
         load = self.load
@@ -271,13 +281,7 @@ class OpenLoopSender(_BackgroundLoop):
             for sender in senders:
                 sender.cancel()
             await asyncio.gather(*senders, return_exceptions=True)
-            unanswered = 0
-            if self._in_flight:
-                _, pending = await asyncio.wait(self._in_flight, timeout=STOP_WAIT_SECONDS)
-                unanswered = len(pending)
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
+            unanswered = await _settle(self._in_flight, STOP_WAIT_SECONDS)
         finally:
             client.close()
         self._figures = self._summary(started_wall, seconds, unanswered)
@@ -409,18 +413,12 @@ class FreshnessProbe(_BackgroundLoop):
         self.polls = 0
         self.poll_errors = 0
         self._probes: set[asyncio.Task[None]] = set()
-        self._figures: dict[str, Any] = {}
 
     def start(self, origin: float) -> FreshnessProbe:
         """`origin` (time.monotonic()) is the start of the measured window."""
         self.origin = origin
         self._begin()
         return self
-
-    def stop(self) -> dict[str, Any]:
-        """Stop posting, wait (bounded) for the results posted to show, return the figures."""
-        self._end()
-        return self._figures
 
     async def _main(self, stopping: asyncio.Event) -> None:
         writer = HttpClient(
@@ -434,13 +432,7 @@ class FreshnessProbe(_BackgroundLoop):
             await stopping.wait()
             schedule.cancel()
             await asyncio.gather(schedule, return_exceptions=True)
-            if self._probes:
-                _, unfinished = await asyncio.wait(
-                    self._probes, timeout=LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS
-                )
-                for task in unfinished:
-                    task.cancel()
-                await asyncio.gather(*unfinished, return_exceptions=True)
+            await _settle(self._probes, LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS)
         finally:
             writer.close()
             reader.close()
