@@ -70,29 +70,26 @@ def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
     return seasons[0]
 
 
-def profile_cache_clear(env: BenchEnvironment) -> int:
+def profile_cache_clear(env: BenchEnvironment) -> None:
     """Delete the profile cache (the gateway's profile keys under the bench's key prefix) and
     anything under the bench's Django cache prefix."""
-    removed = 0
     cache = redis.Redis.from_url(env.redis_url, socket_timeout=10)
     patterns = (f"{env.key_prefix}profile:*", f"{env.key_prefix}profile-generation:*")
     for pattern in (*patterns, f"{env.cache_prefix}:*"):
         batch = list(cache.scan_iter(match=pattern, count=1000))
         for start in range(0, len(batch), 1000):
-            removed += int(cache.unlink(*batch[start : start + 1000]))
-    return removed
+            cache.unlink(*batch[start : start + 1000])
 
 
-def redis_cleanup(env: BenchEnvironment) -> int:
+def redis_cleanup(env: BenchEnvironment) -> None:
     """Delete the profile cache under the bench's cache prefix and the bench broker's queue."""
-    removed = profile_cache_clear(env)
+    profile_cache_clear(env)
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=10)
     # The bench's queues, Celery's unacknowledged set and kombu's bindings: the broker database
     # is the bench's own.
     keys = [QUEUE, "celery", "unacked", "unacked_index", "unacked_mutex"]
     keys += list(broker.scan_iter(match="_kombu.binding*", count=1000))
-    removed += int(broker.unlink(*keys))
-    return removed
+    broker.unlink(*keys)
 
 
 def season_prepare(*, now: datetime) -> Season:

@@ -30,7 +30,6 @@ SUPERUSER = "postgres"
 class BenchCluster:
     data: Path
     port: int
-    settings: dict[str, str]
 
     @property
     def url(self) -> str:
@@ -58,4 +57,4 @@ def bench_cluster_start(home: Path) -> BenchCluster:
         raise BenchError(str(exc)) from exc
     atexit.register(pg_cluster_stop, data, bindir=bindir)
     print(f"[bench] PostgreSQL of the bench's own on 127.0.0.1:{port} (data in {data})", flush=True)
-    return BenchCluster(data=data, port=port, settings=settings)
+    return BenchCluster(data=data, port=port)
