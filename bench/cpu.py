@@ -19,38 +19,11 @@ import time
 from dataclasses import dataclass, field
 
 from .machine import cpu_times
+from .processes import proc_stats
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Parts not led by a known process are found by their command name.
 _NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
-
-
-@dataclass(frozen=True)
-class _Process:
-    name: str
-    ppid: int
-    pgrp: int
-    ticks: int  # its own user and system time, plus that of the children it has reaped
-
-
-def _processes() -> dict[int, _Process]:
-    """Every live process, from /proc."""
-    found = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                text = stat.read()
-        except OSError:
-            continue
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text[text.rindex(")") + 2 :].split()
-        # Fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt
-        # cmajflt utime stime cutime cstime ...
-        ticks = sum(int(value) for value in fields[11:15])
-        found[int(entry.name)] = _Process(name, int(fields[1]), int(fields[2]), ticks)
-    return found
 
 
 def _machine_busy_ticks() -> int:
@@ -89,7 +62,7 @@ class CpuMeter:
         named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
         totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)
         me = os.getpid()
-        for pid, process in _processes().items():
+        for pid, process in proc_stats().items():
             part = (
                 leaders.get(pid)
                 or leaders.get(process.pgrp)

@@ -65,25 +65,32 @@ class BenchEnvironment:
 
     def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
         """The environment of a server; they import the same tree as the harness."""
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        return {
-            **os.environ,
-            **self.variables(top_cache_seconds=top_cache_seconds),
-            "PYTHONPATH": path,
-        }
+        return server_env(self.variables(top_cache_seconds=top_cache_seconds))
 
     def conninfo(self, dbname: str | None = None) -> dict[str, object]:
-        parsed = urlparse(self.database_url)
-        info: dict[str, object] = {
-            "host": parsed.hostname or "127.0.0.1",
-            "port": parsed.port or 5432,
-            "user": unquote(parsed.username or "postgres"),
-            "dbname": dbname or self.database,
-            "connect_timeout": 5,
-        }
-        if parsed.password:
-            info["password"] = unquote(parsed.password)
-        return info
+        return conninfo(self.database_url, dbname or self.database)
+
+
+def server_env(variables: dict[str, str]) -> dict[str, str]:
+    """The environment of a server the harness starts: the harness's own with `variables`, and
+    the tree the harness imports first on its path."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, **variables, "PYTHONPATH": path}
+
+
+def conninfo(url: str, dbname: str) -> dict[str, object]:
+    """psycopg's arguments for database `dbname` on the server `url` names."""
+    parsed = urlparse(url)
+    info: dict[str, object] = {
+        "host": parsed.hostname or "127.0.0.1",
+        "port": parsed.port or 5432,
+        "user": unquote(parsed.username or "postgres"),
+        "dbname": dbname,
+        "connect_timeout": 5,
+    }
+    if parsed.password:
+        info["password"] = unquote(parsed.password)
+    return info
 
 
 def _with_path(url: str, path: str) -> str:
@@ -129,32 +136,40 @@ def bench_environment(options: Options) -> BenchEnvironment:
     )
 
 
-def database_ensure(env: BenchEnvironment) -> bool:
-    """Create the bench's database if it is missing (returns whether it was), with the
-    pg_stat_statements extension where the server preloads it (the bench's own cluster does)."""
+def database_create(url: str, database: str) -> bool:
+    """Create `database` on the server `url` names unless it exists; returns whether it did."""
     try:
-        with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
+        with psycopg.connect(**conninfo(url, "postgres"), autocommit=True) as conn:
             exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [env.database]
+                "SELECT 1 FROM pg_database WHERE datname = %s", [database]
             ).fetchone()
             if not exists:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(env.database)))
-            preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
-        if "pg_stat_statements" in {name.strip() for name in preloaded.split(",")}:
-            # Without the privilege to create it, the run goes on without statement figures.
-            with (
-                psycopg.connect(**env.conninfo(), autocommit=True) as conn,
-                contextlib.suppress(psycopg.errors.InsufficientPrivilege),
-            ):
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     except psycopg.OperationalError as exc:
         raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
     return not exists
 
 
-def django_setup(env: BenchEnvironment) -> None:
-    """Point this process at the bench's database and keys, start Django, apply migrations."""
-    os.environ.update(env.variables())
+def database_ensure(env: BenchEnvironment) -> bool:
+    """Create the bench's database if it is missing (returns whether it was), with the
+    pg_stat_statements extension where the server preloads it (the bench's own cluster does)."""
+    created = database_create(env.database_url, env.database)
+    try:
+        with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+            preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
+            if "pg_stat_statements" in {name.strip() for name in preloaded.split(",")}:
+                # Without the privilege to create it, the run goes on without statement figures.
+                with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    except psycopg.OperationalError as exc:
+        raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
+    return created
+
+
+def django_setup(variables: dict[str, str]) -> None:
+    """Point this process at the bench's database and keys (`variables`), start Django, apply
+    migrations."""
+    os.environ.update(variables)
     import django
     from django.core.management import call_command
 

@@ -18,6 +18,7 @@ mirror.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -28,13 +29,13 @@ from leaderboards import store
 from seasons.models import Season
 from seasons.scoring import points_of
 
-from .cpu import CpuMeter
-from .environment import QUEUE, BenchEnvironment, database_connections
+from .environment import QUEUE, BenchEnvironment
 from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender, freshness_between
 from .options import Options
 from .pgstats import PgSnapshot, harness_connection, pg_delta, pg_snapshot
 from .processes import Started
-from .wrk import wrk_run
+from .window import Window
+from .wrk import WrkLoad
 
 # An open-loop rate is sustained when at least this share of the offered results is accepted
 # and the freshness p99 over the window stays under this, with no probe lost or refused.
@@ -114,56 +115,60 @@ def _consistency(*, conn: psycopg.Connection[Any], season: Season, since_id: int
     return {"checked": len(rows), "mismatched": mismatched}
 
 
-class _IngestWindow:
-    """What every ingest phase measures around its load: the freshness probe, CPU, database
-    sessions and PostgreSQL's statistics from the start; when the load stops, the CPU and the
-    backlog; then the drain, the counts, the consistency check and PostgreSQL's side."""
+@dataclass(frozen=True)
+class IngestTarget:
+    """What every ingest phase posts to and watches: the server and its season, the game
+    server's key, and the processes whose CPU counts."""
 
-    def __init__(
-        self,
-        *,
-        env: BenchEnvironment,
-        server: Started,
-        api_key: str,
-        season: Season,
-        options: Options,
-        cpu_groups: dict[str, int],
-    ) -> None:
-        self.env = env
-        self.season = season
-        self.options = options
-        self.load_players = options.players - options.probe_players
+    env: BenchEnvironment
+    server: Started
+    api_key: str
+    season: Season
+    options: Options
+    cpu_groups: dict[str, int]
+
+    @property
+    def load_players(self) -> int:
+        """The load writes p0 .. p`load_players`-1; the players after them are the probe's."""
+        return self.options.players - self.options.probe_players
+
+
+class _IngestWindow:
+    """What every ingest phase measures around its load: the freshness probe, the CPU and the
+    database sessions (bench/window.py) and PostgreSQL's statistics from the start; when the load
+    stops, the CPU and the backlog; then the drain, the counts, the consistency check and
+    PostgreSQL's side."""
+
+    def __init__(self, target: IngestTarget) -> None:
+        self.target = target
+        options, season = target.options, target.season
         self.probe = FreshnessProbe(
-            url=server.url,
-            api_key=api_key,
+            url=target.server.url,
+            api_key=target.api_key,
             board=season.board.slug,
             season=season.slug,
-            player_ids=[f"p{i}" for i in range(self.load_players, options.players)],
+            player_ids=[f"p{i}" for i in range(target.load_players, options.players)],
             rate=options.probe_rate,
         )
-        self.meter = CpuMeter(groups=cpu_groups)
+        self.window = Window(cpu_groups=target.cpu_groups, env=target.env)
         self.conn: psycopg.Connection[Any]
         self.since_id = 0
         self.pg_before: PgSnapshot
         self.origin_wall = 0.0
         self.stopped = 0.0
-        self.cpu: dict[str, float] = {}
         self.at_stop: dict[str, int] = {}
-        self.connections: dict[str, int] = {}
-        self.sessions_before = 0
         self.freshness: dict[str, Any] | None = None
 
     def __enter__(self) -> _IngestWindow:
-        self.conn = harness_connection(self.env)
+        self.conn = harness_connection(self.target.env)
         try:
             self.since_id = self.conn.execute(
                 "SELECT coalesce(max(id), 0) FROM matches_matchresult"
             ).fetchone()[0]
             self.pg_before = pg_snapshot(self.conn)
-            self.sessions_before = database_connections(self.env)["sessions"]
+            self.window.start()
             self.origin_wall = time.time()
             self.probe.start(time.monotonic())
-            self.meter.start()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -183,9 +188,8 @@ class _IngestWindow:
 
     def load_stopped(self) -> None:
         self.stopped = time.monotonic()
-        self.cpu = self.meter.stop()
-        self.at_stop = mirror_backlog(env=self.env, conn=self.conn)
-        self.connections = database_connections(self.env)
+        self.window.load_stopped()
+        self.at_stop = mirror_backlog(env=self.target.env, conn=self.conn)
 
     def figures(self, *, seconds: float, started_wall: float | None = None) -> dict[str, Any]:
         """Everything but the load's own figures, for a window of `seconds` of load from
@@ -194,11 +198,11 @@ class _IngestWindow:
         origin_wall = started_wall or self.origin_wall
         self.freshness = self.probe.stop()
         drain = _drain(
-            env=self.env,
+            env=self.target.env,
             conn=conn,
             at_stop=self.at_stop,
             stopped=self.stopped,
-            seconds=self.options.drain_seconds,
+            seconds=self.target.options.drain_seconds,
         )
         per_second = conn.execute(
             """
@@ -241,74 +245,42 @@ class _IngestWindow:
             "edge_seconds": edge,
             "mirror": drain,
             "consistency_after_drain": _consistency(
-                conn=conn, season=self.season, since_id=self.since_id
+                conn=conn, season=self.target.season, since_id=self.since_id
             ),
             # From the start of the load to the end of the drain, per result accepted meanwhile.
             "postgres": pg_delta(conn, self.pg_before, results=all_accepted),
-            "cpu_cores": self.cpu,
-            "database_connections_after": self.connections["open"],
-            "database_sessions_opened": self.connections["sessions"] - self.sessions_before,
+            **self.window.figures(),
         }
 
 
-def ingest_wrk(
-    *,
-    wrk: str,
-    server: Started,
-    api_key: str,
-    season: Season,
-    batch: int,
-    players: int,
-    tag: str,
-    seconds: float,
-    options: Options,
-) -> Any:
-    """wrk posting batches of `batch` results (1: single results) for players p0..p`players`-1,
-    every match id unique through `tag`, on the ingest connections (closed loop)."""
-    return wrk_run(
+def ingest_load(target: IngestTarget, *, wrk: str, batch: int, tag: str) -> WrkLoad:
+    """wrk posting batches of `batch` results (1: single results) for the load's players, every
+    match id unique through `tag`, on the ingest connections (closed loop)."""
+    season, options = target.season, target.options
+    return WrkLoad(
         wrk=wrk,
-        url=server.url,
+        url=target.server.url,
         script="ingest.lua",
-        args=[str(batch), str(players), season.board.slug, season.slug, api_key, tag],
-        seconds=seconds,
+        args=[
+            str(batch),
+            str(target.load_players),
+            season.board.slug,
+            season.slug,
+            target.api_key,
+            tag,
+        ],
         connections=options.ingest_connections,
         threads=options.threads,
         timeout_s=10,
     )
 
 
-def ingest_measure(
-    *,
-    wrk: str,
-    env: BenchEnvironment,
-    server: Started,
-    api_key: str,
-    season: Season,
-    batch: int,
-    options: Options,
-    cpu_groups: dict[str, int],
-) -> dict[str, Any]:
+def ingest_measure(target: IngestTarget, *, wrk: str, batch: int) -> dict[str, Any]:
     """Closed loop: wrk's connections post as fast as the answers come back."""
-    window = _IngestWindow(
-        env=env,
-        server=server,
-        api_key=api_key,
-        season=season,
-        options=options,
-        cpu_groups=cpu_groups,
-    )
-    with window:
-        result = ingest_wrk(
-            wrk=wrk,
-            server=server,
-            api_key=api_key,
-            season=season,
-            batch=batch,
-            players=window.load_players,
-            tag=f"w{batch}-{int(window.origin_wall)}",
-            seconds=options.ingest_seconds,
-            options=options,
-        )
+    options = target.options
+    with _IngestWindow(target) as window:
+        load = ingest_load(target, wrk=wrk, batch=batch, tag=f"w{batch}-{int(window.origin_wall)}")
+        result = load.run(options.ingest_seconds)
         window.load_stopped()
         figures = window.figures(seconds=result.duration_s)
     return {
@@ -322,38 +294,22 @@ def ingest_measure(
 
 
 def openloop_measure(
-    *,
-    env: BenchEnvironment,
-    server: Started,
-    api_key: str,
-    season: Season,
-    rate: float,
-    batch: int,
-    seconds: float,
-    options: Options,
-    cpu_groups: dict[str, int],
+    target: IngestTarget, *, rate: float, batch: int, seconds: float
 ) -> dict[str, Any]:
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
-    window = _IngestWindow(
-        env=env,
-        server=server,
-        api_key=api_key,
-        season=season,
-        options=options,
-        cpu_groups=cpu_groups,
-    )
-    with window:
+    season = target.season
+    with _IngestWindow(target) as window:
         sender = OpenLoopSender(
             OfferedLoad(
-                url=server.url,
-                api_key=api_key,
+                url=target.server.url,
+                api_key=target.api_key,
                 board=season.board.slug,
                 season=season.slug,
                 rate=rate,
                 batch=batch,
-                players=window.load_players,
+                players=target.load_players,
                 match_prefix=f"o{batch}-{rate:g}-{int(window.origin_wall)}",
-                senders=options.senders,
+                senders=target.options.senders,
             )
         ).start()
         try:

@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env = bench_environment(options)
         database_ensure(env)
-        django_setup(env)
+        django_setup(env.variables())
         results = run(env, options.players, options.reuse_season)
     except BenchError as exc:
         print(f"[operations] ERROR: {exc}", file=sys.stderr, flush=True)

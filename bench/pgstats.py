@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from .environment import BenchEnvironment
+from .processes import proc_stat
 
 TOP_STATEMENTS = 5
 QUERY_CHARS = 160
@@ -77,15 +78,10 @@ def postmaster_pid(env: BenchEnvironment) -> int | None:
     """The pid of the bench database's postmaster when it runs on this machine (the parent of
     a backend), so the CPU of this server's processes, and of no other, counts as PostgreSQL's."""
     with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
-        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        try:
-            with open(f"/proc/{backend}/stat") as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{parent}/comm") as comm:
-                return parent if comm.read().strip() == "postgres" else None
-        except OSError:
-            # A server on another machine: its backends are not in this /proc.
-            return None
+        backend = proc_stat(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+    # A server on another machine: its backends are not in this /proc.
+    parent = proc_stat(backend.ppid) if backend is not None else None
+    return backend.ppid if parent is not None and parent.name == "postgres" else None
 
 
 def server_settings(env: BenchEnvironment) -> dict[str, str]:

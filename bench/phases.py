@@ -16,7 +16,8 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,14 @@ from .baseline import postgres_rank, redis_rank, sample_players
 from .environment import BenchEnvironment
 from .errors import BenchError
 from .h2load import h2load_version
-from .ingest import ingest_measure, ingest_wrk, mirror_wait, openloop_measure, sustained
+from .ingest import (
+    IngestTarget,
+    ingest_load,
+    ingest_measure,
+    mirror_wait,
+    openloop_measure,
+    sustained,
+)
 from .load import (
     bench_reset,
     game_server_key,
@@ -46,9 +54,9 @@ from .options import Options
 from .pgstats import harness_connection, postmaster_pid, server_settings
 from .processes import Processes, Started, server_start, web_start, worker_start
 from .profiling import profile_finish, profile_start, py_spy
-from .reads import endpoint_measure, endpoint_open_loop, reference_measure
+from .reads import endpoint_measure, endpoint_open_loop, read_load, reference_measure
 from .stacks import stacks_measure
-from .wrk import wrk_run, wrk_version
+from .wrk import wrk_version
 
 READS = {
     "cached": (("ping", "ping"), ("rank", "rank"), ("top100", "top"), ("around", "around")),
@@ -96,6 +104,30 @@ class Recorder:
             }
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What the phases of one run share: where they record, what they run with, the load
+    generators, the processes they start and the season they measure."""
+
+    recorder: Recorder
+    results: dict[str, Any]
+    options: Options
+    env: BenchEnvironment
+    wrk: str
+    h2load: str
+    processes: Processes
+    log_dir: Path
+
+    def phase(self, name: str, *, fatal: bool = False) -> AbstractContextManager[None]:
+        return self.recorder.phase(name, fatal=fatal)
+
+    def start(self, name: str, start: Callable[[], Started]) -> Started | None:
+        """A server started in a phase of its own; None when it did not start (recorded)."""
+        with self.phase(name):
+            return start()
+        return None
+
+
 def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     started = timezone.now()
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
@@ -123,7 +155,7 @@ def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     code = 0
     try:
         with Processes(log_dir) as processes:
-            _phases(recorder, results, options, env, wrk, h2load, processes, log_dir)
+            _phases(_Run(recorder, results, options, env, wrk, h2load, processes, log_dir))
     except KeyboardInterrupt:
         results["interrupted"] = True
         say("interrupted: stopping every process the run started")
@@ -148,23 +180,14 @@ def run(options: Options, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     return code
 
 
-def _phases(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    env: BenchEnvironment,
-    wrk: str,
-    h2load: str,
-    processes: Processes,
-    log_dir: Path,
-) -> None:
-    phase = recorder.phase
+def _phases(run: _Run) -> None:
+    results, options, env = run.results, run.options, run.env
     reused = None
-    with phase("reset", fatal=True):
+    with run.phase("reset", fatal=True):
         reused = season_reused(env, players=options.players) if options.reuse_season else None
         if reused is None:
             bench_reset(env)
-    with phase("season", fatal=True):
+    with run.phase("season", fatal=True):
         season = reused or season_prepare(now=timezone.now())
         api_key = game_server_key()
         results["season"] = {
@@ -178,19 +201,19 @@ def _phases(
         results["load"] = {"reused": True, "players": options.players}
         say(f"reused the season of {options.players:,} players a previous run loaded")
     else:
-        with phase("load", fatal=True):
+        with run.phase("load", fatal=True):
             results["load"] = season_load(
                 env=env, season=season, players=options.players, seed=options.seed
             )
             say(f"loaded {options.players:,} players: {results['load']['copy_seconds']} s of COPY")
-    with phase("rebuild", fatal=True):
+    with run.phase("rebuild", fatal=True):
         results["rebuild"] = season_rebuild(season=season, players=options.players)
         say(f"rebuild: {results['rebuild']['players_per_s']:,} players/s")
-    with phase("memory"):
+    with run.phase("memory"):
         results["memory"] = season_memory(env=env, season=season)
         say(f"memory: {results['memory']['bytes_per_player']} bytes/player")
     if not options.writes_only:
-        _rank_baselines(recorder, results, options, env, season)
+        _rank_baselines(run, season)
     # PostgreSQL's processes are found through their postmaster, so another server on the
     # machine does not count as the bench's.
     postmaster = postmaster_pid(env)
@@ -199,236 +222,173 @@ def _phases(
     results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
     results["profiles"] = {}
     if not options.writes_only:
-        _reference(recorder, results, options, env, wrk, processes)
-        with phase("serving stacks side by side"):
+        _reference(run)
+        with run.phase("serving stacks side by side"):
             results["stacks"] = stacks_measure(
-                wrk=wrk, processes=processes, env=env.process_env(), options=options
+                wrk=run.wrk, processes=run.processes, env=env.process_env(), options=options
             )
     servers = (("cached", 1.0), ("uncached", 0.0))
     for server_name, top_cache in servers[1:] if options.writes_only else servers:
-        server = None
-        with phase(f"start web server ({server_name})"):
-            server = web_start(
-                processes,
+        server = run.start(
+            f"start web server ({server_name})",
+            lambda server_name=server_name, top_cache=top_cache: web_start(
+                run.processes,
                 env.process_env(top_cache_seconds=top_cache),
                 name=f"web-{server_name}",
                 workers=options.web_workers,
-            )
+            ),
+        )
         if server is None:
             continue
-        for name, kind in () if options.writes_only else READS[server_name]:
-            with phase(f"http {server_name} {name}"):
-                figures = endpoint_measure(
-                    wrk=wrk,
-                    env=env,
+        with run.processes.running(server):
+            if not options.writes_only:
+                _reads(run, server_name, server, season, {"web": server.pid, **database_part})
+            if server_name == "uncached":
+                _ingest(run, server, season, api_key, database_part)
+
+
+def _reads(
+    run: _Run, server_name: str, server: Started, season: Season, cpu_groups: dict[str, int]
+) -> None:
+    """Each read endpoint at saturation (wrk), then on the cached server at fixed rates
+    (h2load); then a profile of one endpoint."""
+    results, options = run.results["http"][server_name], run.options
+    for name, kind in READS[server_name]:
+        with run.phase(f"http {server_name} {name}"):
+            figures = endpoint_measure(
+                wrk=run.wrk,
+                env=run.env,
+                server=server,
+                kind=kind,
+                season=season,
+                options=options,
+                cpu_groups=cpu_groups,
+            )
+            results[name] = figures
+            say(
+                f"{name:>7} ({server_name}): {figures['requests_per_s']:>9,.0f} req/s, "
+                f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms"
+            )
+        if server_name == "cached" and name in results:
+            with run.phase(f"http {server_name} {name} at fixed rates"):
+                figures = results[name]
+                figures["open_loop"] = endpoint_open_loop(
+                    h2load=run.h2load,
                     server=server,
                     kind=kind,
                     season=season,
                     options=options,
-                    cpu_groups={"web": server.pid, **database_part},
+                    saturation_per_s=figures["requests_per_s"],
+                    work_dir=run.log_dir / "h2load",
+                    cpu_groups=cpu_groups,
                 )
-                results["http"][server_name][name] = figures
-                say(
-                    f"{name:>7} ({server_name}): {figures['requests_per_s']:>9,.0f} req/s, "
-                    f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms"
-                )
-            if server_name == "cached" and name in results["http"][server_name]:
-                with phase(f"http {server_name} {name} at fixed rates"):
-                    figures = results["http"][server_name][name]
-                    figures["open_loop"] = endpoint_open_loop(
-                        h2load=h2load,
-                        server=server,
-                        kind=kind,
-                        season=season,
-                        options=options,
-                        saturation_per_s=figures["requests_per_s"],
-                        work_dir=log_dir / "h2load",
-                        cpu_groups={"web": server.pid, **database_part},
+                for share, opened in figures["open_loop"].items():
+                    say(
+                        f"{name:>7} at {share}% ({opened['offered_per_s']:,.0f}/s offered, "
+                        f"{opened['achieved_per_s']:,.0f}/s answered): p50 "
+                        f"{opened.get('p50_ms')} ms, p99 {opened.get('p99_ms')} ms, p99.9 "
+                        f"{opened.get('p999_ms')} ms"
                     )
-                    for share, run in figures["open_loop"].items():
-                        say(
-                            f"{name:>7} at {share}% ({run['offered_per_s']:,.0f}/s offered, "
-                            f"{run['achieved_per_s']:,.0f}/s answered): p50 {run.get('p50_ms')} "
-                            f"ms, p99 {run.get('p99_ms')} ms, p99.9 {run.get('p999_ms')} ms"
-                        )
-        profiled = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}
-        label, kind = profiled[server_name]
-        if not options.writes_only:
-            _profile(
-                recorder,
-                results,
-                options,
-                log_dir,
-                label,
-                {"web": server.pid},
-                lambda seconds, kind=kind, server=server: wrk_run(
-                    wrk=wrk,
-                    url=server.url,
-                    script="read.lua",
-                    args=[kind, str(options.players), season.board.slug, season.slug],
-                    seconds=seconds,
-                    connections=options.connections,
-                    threads=options.threads,
-                ),
-            )
-        if server_name == "uncached":
-            _ingest(
-                recorder,
-                results,
-                options,
-                env,
-                wrk,
-                processes,
-                log_dir,
-                server,
-                season,
-                api_key,
-                database_part,
-            )
-        processes.stop(server)
+    profiled = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}
+    label, kind = profiled[server_name]
+    load = read_load(wrk=run.wrk, server=server, kind=kind, season=season, options=options)
+    _profile(run, label, {"web": server.pid}, load.run)
 
 
-def _reference(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    env: BenchEnvironment,
-    wrk: str,
-    processes: Processes,
-) -> None:
+def _reference(run: _Run) -> None:
     """The bare ASGI app under uvicorn with the web server's workers and flags, under the read
     endpoints' load: what any Python server can answer on this machine."""
-    with recorder.phase("http reference: bare ASGI app"):
-        server = server_start(
-            processes,
-            env.process_env(),
+    with run.phase("http reference: bare ASGI app"):
+        started = server_start(
+            run.processes,
+            run.env.process_env(),
             name="bare-asgi",
             app="bench.apps.bare:application",
-            workers=options.web_workers,
+            workers=run.options.web_workers,
             ready_path="/",
         )
-        try:
+        with run.processes.running(started) as server:
             figures = reference_measure(
-                wrk=wrk, server=server, options=options, cpu_groups={"web": server.pid}
+                wrk=run.wrk, server=server, options=run.options, cpu_groups={"web": server.pid}
             )
-        finally:
-            processes.stop(server)
-        results["http"]["reference"]["bare_asgi"] = figures
+        run.results["http"]["reference"]["bare_asgi"] = figures
         say(f"bare ASGI app: {figures['requests_per_s']:,.0f} req/s, p99 {figures['p99_ms']} ms")
 
 
-def _rank_baselines(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    env: BenchEnvironment,
-    season: Season,
-) -> None:
+def _rank_baselines(run: _Run, season: Season) -> None:
+    options, env = run.options, run.env
     player_ids = sample_players(
         players=options.players, count=options.zrevrank_samples, seed=options.seed
     )
-    results["rank"] = {}
-    with recorder.phase("rank: raw ZREVRANK"):
-        results["rank"].update(redis_rank(env=env, season=season, player_ids=player_ids))
-        say(f"ZREVRANK p50 {results['rank']['zrevrank']['p50_ms']} ms")
-    with recorder.phase("rank: PostgreSQL count"):
-        results["rank"]["postgres_count"] = postgres_rank(
+    rank: dict[str, Any] = {}
+    run.results["rank"] = rank
+    with run.phase("rank: raw ZREVRANK"):
+        rank.update(redis_rank(env=env, season=season, player_ids=player_ids))
+        say(f"ZREVRANK p50 {rank['zrevrank']['p50_ms']} ms")
+    with run.phase("rank: PostgreSQL count"):
+        rank["postgres_count"] = postgres_rank(
             env=env,
             season=season,
             player_ids=player_ids,
             max_samples=options.pg_samples,
             max_seconds=options.pg_seconds,
         )
-        say(f"PostgreSQL count p50 {results['rank']['postgres_count']['p50_ms']} ms")
+        say(f"PostgreSQL count p50 {rank['postgres_count']['p50_ms']} ms")
 
 
 def _ingest(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    env: BenchEnvironment,
-    wrk: str,
-    processes: Processes,
-    log_dir: Path,
-    server: Started,
-    season: Season,
-    api_key: str,
-    database_part: dict[str, int],
+    run: _Run, server: Started, season: Season, api_key: str, database_part: dict[str, int]
 ) -> None:
-    worker = None
-    with recorder.phase("start Celery worker"):
-        worker = worker_start(processes, env.process_env(), concurrency=options.worker_concurrency)
+    options = run.options
+    worker = run.start(
+        "start Celery worker",
+        lambda: worker_start(
+            run.processes, run.env.process_env(), concurrency=options.worker_concurrency
+        ),
+    )
     if worker is None:
         return
-    results["ingest"] = {}
-    profiled = {"web": server.pid, "worker": worker.pid}
-    groups = {**profiled, **database_part}
-    for mode, batch in INGEST_MODES:
-        with recorder.phase(f"ingest {mode}"):
-            figures = ingest_measure(
-                wrk=wrk,
-                env=env,
-                server=server,
-                api_key=api_key,
-                season=season,
-                batch=batch,
-                options=options,
-                cpu_groups=groups,
-            )
-            results["ingest"][mode] = figures
-            fresh = figures["freshness"]["freshness"]
-            say(
-                f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s, freshness "
-                f"p50 {fresh.get('p50_ms')} ms p99 {fresh.get('p99_ms')} ms"
-            )
-
-    _open_loop(recorder, results, options, env, server, season, api_key, groups)
-
-    for mode, batch in INGEST_MODES:
-
-        def load(seconds: float, batch: int = batch) -> Any:
-            return ingest_wrk(
-                wrk=wrk,
-                server=server,
-                api_key=api_key,
-                season=season,
-                batch=batch,
-                players=options.players - options.probe_players,
-                tag=f"profile{batch}-{int(time.time())}",
-                seconds=seconds,
-                options=options,
-            )
-
-        if _profile(recorder, results, options, log_dir, f"ingest_{mode}", profiled, load):
-            _wait_for_mirror(env, options.drain_seconds)
-    processes.stop(worker)
-
-
-def _open_loop(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    env: BenchEnvironment,
-    server: Started,
-    season: Season,
-    api_key: str,
-    groups: dict[str, int],
-) -> None:
-    """A fixed rate in batches of 100, the search for the highest rate kept up with, and single
-    results at a fixed rate; each phase drains the mirror before the next one starts."""
-
-    def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
-        figures = openloop_measure(
-            env=env,
+    with run.processes.running(worker):
+        results: dict[str, Any] = {}
+        run.results["ingest"] = results
+        profiled = {"web": server.pid, "worker": worker.pid}
+        target = IngestTarget(
+            env=run.env,
             server=server,
             api_key=api_key,
             season=season,
-            rate=rate,
-            batch=batch,
-            seconds=seconds,
             options=options,
-            cpu_groups=groups,
+            cpu_groups={**profiled, **database_part},
         )
+        for mode, batch in INGEST_MODES:
+            with run.phase(f"ingest {mode}"):
+                figures = ingest_measure(target, wrk=run.wrk, batch=batch)
+                results[mode] = figures
+                fresh = figures["freshness"]["freshness"]
+                say(
+                    f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s, "
+                    f"freshness p50 {fresh.get('p50_ms')} ms p99 {fresh.get('p99_ms')} ms"
+                )
+
+        _open_loop(run, target)
+
+        for mode, batch in INGEST_MODES:
+
+            def load(seconds: float, batch: int = batch) -> Any:
+                tag = f"profile{batch}-{int(time.time())}"
+                return ingest_load(target, wrk=run.wrk, batch=batch, tag=tag).run(seconds)
+
+            if _profile(run, f"ingest_{mode}", profiled, load):
+                _wait_for_mirror(run.env, options.drain_seconds)
+
+
+def _open_loop(run: _Run, target: IngestTarget) -> None:
+    """A fixed rate in batches of 100, the search for the highest rate kept up with, and single
+    results at a fixed rate; each phase drains the mirror before the next one starts."""
+    options = run.options
+
+    def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
+        figures = openloop_measure(target, rate=rate, batch=batch, seconds=seconds)
         fresh = figures["freshness_window"]
         say(
             f"open loop {rate:,.0f} results/s, {batch} a request: "
@@ -440,23 +400,23 @@ def _open_loop(
         return figures
 
     opened: dict[str, Any] = {}
-    results["open_loop"] = opened
-    with recorder.phase(f"open loop: {options.open_rate:,.0f}/s in batches of {OPEN_BATCH}"):
+    run.results["open_loop"] = opened
+    with run.phase(f"open loop: {options.open_rate:,.0f}/s in batches of {OPEN_BATCH}"):
         opened["batch"] = measure(options.open_rate, OPEN_BATCH, options.open_seconds)
     if "batch" in opened:
-        _rate_search(recorder, opened, options, measure)
-    with recorder.phase(f"open loop: {options.single_rate:,.0f} single results/s"):
+        _rate_search(run, opened, measure)
+    with run.phase(f"open loop: {options.single_rate:,.0f} single results/s"):
         opened["single"] = measure(options.single_rate, 1, options.open_seconds)
 
 
 def _rate_search(
-    recorder: Recorder,
+    run: _Run,
     opened: dict[str, Any],
-    options: Options,
     measure: Callable[[float, int, float], dict[str, Any]],
 ) -> None:
     """The highest rate in batches of 100 whose freshness p99 stays under 1 s (see
     `ingest.sustained`), from the rates of a short ladder, each for `search_seconds`."""
+    options = run.options
     upwards = sustained(opened["batch"])
     ladder = [
         rate
@@ -474,7 +434,7 @@ def _rate_search(
     opened["search"] = search
     for rate in ladder:
         figures = None
-        with recorder.phase(f"rate search: {rate:,.0f}/s"):
+        with run.phase(f"rate search: {rate:,.0f}/s"):
             figures = measure(rate, OPEN_BATCH, options.search_seconds)
         if figures is None:
             break
@@ -493,36 +453,29 @@ def _wait_for_mirror(env: BenchEnvironment, seconds: float) -> None:
         mirror_wait(env=env, conn=conn, seconds=seconds)
 
 
-def _profile(
-    recorder: Recorder,
-    results: dict[str, Any],
-    options: Options,
-    log_dir: Path,
-    label: str,
-    pids: dict[str, int],
-    load: Callable[[float], Any],
-) -> bool:
+def _profile(run: _Run, label: str, pids: dict[str, int], load: Callable[[float], Any]) -> bool:
     """Profile `pids` while `load` repeats a phase; returns whether it ran."""
+    options, profiles = run.options, run.results["profiles"]
     if not options.profile:
         return False
     if py_spy() is None:
-        results["profiles"]["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
+        profiles["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
         return False
     seconds = min(PROFILE_SECONDS, options.read_seconds)
-    with recorder.phase(f"profile {label}"):
+    with run.phase(f"profile {label}"):
         running = {}
         try:
             for part, pid in pids.items():
-                out = log_dir / f"profile-{label}-{part}.txt"
+                out = run.log_dir / f"profile-{label}-{part}.txt"
                 running[part] = (profile_start(pid=pid, seconds=seconds, output=out), out)
             load(seconds + 2)
-            results["profiles"][label] = {
+            profiles[label] = {
                 part: profile_finish(process, out, timeout=seconds + 30)
                 for part, (process, out) in running.items()
             }
         except (BenchError, OSError) as exc:
             # A profile explains the figures; it is not one of them, so its failure is noted only.
-            results["profiles"][label] = {"error": str(exc)}
+            profiles[label] = {"error": str(exc)}
             for process, _ in running.values():
                 if process.poll() is None:
                     process.kill()

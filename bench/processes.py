@@ -1,5 +1,6 @@
-"""The processes a run starts (uvicorn, a Celery worker) on free ports, each in its own process
-group, every wait bounded, and every one of them stopped at the end, on error or on Ctrl-C."""
+"""Every server the harness starts (uvicorn or granian, a Celery worker, a private redis-server),
+started one way: on a free port, in a process group of its own, with a bounded wait until it
+serves; and every one of them stopped at the end, on error or on Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -21,6 +22,7 @@ from .errors import BenchError
 from .options import ROOT
 
 BIN = Path(sys.executable).parent
+STARTUP_SECONDS = 60.0
 
 
 def free_port() -> int:
@@ -40,11 +42,18 @@ class Started:
     def pid(self) -> int:
         return self.process.pid
 
-    def log_tail(self, lines: int = 30) -> str:
+    def log_text(self) -> str:
         try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+            return self.log.read_text(errors="replace")
         except OSError:
             return ""
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+# What a server must show before it counts as started: a name for the error, and the check.
+Readiness = Sequence[tuple[str, Callable[[Started], bool]]]
 
 
 @dataclass
@@ -66,7 +75,19 @@ class Processes:
     ) -> None:
         self.stop_all()
 
-    def start(self, name: str, argv: list[str], env: dict[str, str]) -> Started:
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        url: str = "",
+        ready: Readiness = (),
+        timeout: float = STARTUP_SECONDS,
+    ) -> Started:
+        """`argv` in a process group of its own, its output in `<name>.log`; returns once each
+        check of `ready` has passed in turn, each within `timeout`. A server that exits first,
+        or does not get there in time, raises BenchError with the tail of its log."""
         log = self.log_dir / f"{name}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(  # noqa: S603 - argv is built here, never from input
@@ -79,9 +100,19 @@ class Processes:
                 # Its own process group: uvicorn's and Celery's children go down with it.
                 start_new_session=True,
             )
-        started = Started(name, process, log)
+        started = Started(name, process, log, url)
         self.started.append(started)
+        for what, check in ready:
+            _wait_until(lambda check=check: check(started), started, what, timeout)
         return started
+
+    @contextlib.contextmanager
+    def running(self, started: Started) -> Iterator[Started]:
+        """`started`, stopped when the block ends however it ends."""
+        try:
+            yield started
+        finally:
+            self.stop(started)
 
     def stop(self, started: Started, timeout: float = 15.0) -> None:
         process = started.process
@@ -130,9 +161,6 @@ def _answers(url: str) -> bool:
         return False
 
 
-SERVERS = ("uvicorn", "granian")
-
-
 def server_available(server: str) -> bool:
     return (BIN / server).exists()
 
@@ -147,7 +175,6 @@ def server_start(
     server: str = "uvicorn",
     interface: str = "asgi",
     ready_path: str = "/healthz",
-    timeout: float = 60,
 ) -> Started:
     """`app` served by uvicorn or granian with `workers` processes on a free port, without an
     access log; returns once `ready_path` answers and every worker process is up."""
@@ -170,32 +197,27 @@ def server_start(
     else:
         raise BenchError(f"unknown server {server}")
     argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    started = processes.start(name, argv, env)
-    started.url = f"http://127.0.0.1:{port}"
-    _wait_until(
-        lambda: _answers(f"{started.url}{ready_path}"), started, f"answer on {ready_path}", timeout
+    return processes.start(
+        name,
+        argv,
+        env,
+        url=f"http://127.0.0.1:{port}",
+        ready=(
+            (f"answer on {ready_path}", lambda started: _answers(f"{started.url}{ready_path}")),
+            # Every worker process must be up, not only the first one that answered.
+            ("all workers", lambda started: len(group_pids(started.pid)) >= workers + 1),
+        ),
     )
-    # Every worker process must be up, not only the first one that answered.
-    _wait_until(
-        lambda: len(group_pids(started.pid)) >= workers + 1, started, "all workers", timeout
-    )
-    return started
 
 
-def web_start(
-    processes: Processes, env: dict[str, str], *, name: str, workers: int, timeout: float = 60
-) -> Started:
+def web_start(processes: Processes, env: dict[str, str], *, name: str, workers: int) -> Started:
     """The service as the Procfile runs it (uvicorn, `config.asgi:application`)."""
-    return server_start(
-        processes, env, name=name, app="config.asgi:application", workers=workers, timeout=timeout
-    )
+    return server_start(processes, env, name=name, app="config.asgi:application", workers=workers)
 
 
-def worker_start(
-    processes: Processes, env: dict[str, str], *, concurrency: int, timeout: float = 60
-) -> Started:
+def worker_start(processes: Processes, env: dict[str, str], *, concurrency: int) -> Started:
     """A Celery worker as the Procfile runs it; returns once it says it is ready."""
-    started = processes.start(
+    return processes.start(
         "celery-worker",
         [
             str(BIN / "celery"),
@@ -210,33 +232,84 @@ def worker_start(
             f"bench-{os.getpid()}@%h",
         ],
         env,
+        ready=(("ready line in its log", lambda started: " ready." in started.log_text()),),
     )
 
-    def ready() -> bool:
+
+def redis_start(processes: Processes, *, name: str) -> Started:
+    """A private redis-server on a free port, without persistence; returns once it answers."""
+    import redis
+
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+
+    def ping(started: Started) -> bool:
         try:
-            return " ready." in started.log.read_text(errors="replace")
-        except OSError:
+            return bool(redis.Redis.from_url(started.url, socket_timeout=1).ping())
+        except redis.RedisError:
             return False
 
-    _wait_until(ready, started, "ready line in its log", timeout)
-    return started
+    return processes.start(
+        name,
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        dict(os.environ),
+        url=url,
+        ready=(("an answer to PING", ping),),
+    )
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """A process as /proc/<pid>/stat shows it."""
+
+    name: str
+    state: str
+    ppid: int
+    pgrp: int
+    ticks: int  # its own user and system time, plus that of the children it has reaped
+
+
+def proc_stat(pid: int | str) -> ProcStat | None:
+    """Process `pid` now, or None when it is gone (or not on this machine)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+    except OSError:
+        return None
+    name = text[text.index("(") + 1 : text.rindex(")")]
+    fields = text[text.rindex(")") + 2 :].split()
+    # Fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    # cmajflt utime stime cutime cstime ...
+    ticks = sum(int(value) for value in fields[11:15])
+    return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), ticks)
+
+
+def proc_stats() -> dict[int, ProcStat]:
+    """Every live process, from /proc."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and (process := proc_stat(entry.name)) is not None:
+            found[int(entry.name)] = process
+    return found
 
 
 def group_pids(pgid: int) -> list[int]:
-    """Live processes of a process group (read from /proc)."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # After the command name: state, ppid, pgrp, ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            pids.append(int(entry.name))
-    return pids
+    """Live processes of a process group."""
+    return [
+        pid
+        for pid, process in proc_stats().items()
+        if process.pgrp == pgid and process.state != "Z"
+    ]
 
 
 def stop_on_sigterm() -> None:

@@ -13,14 +13,14 @@ from typing import Any
 
 from seasons.models import Season
 
-from .cpu import CpuMeter
-from .environment import BenchEnvironment, database_connections
+from .environment import BenchEnvironment
 from .errors import BenchError
 from .h2load import h2load_open_loop
 from .load import profile_cache_clear
 from .options import Options
 from .processes import Started
-from .wrk import wrk_run
+from .window import Window, wrk_timed
+from .wrk import WrkLoad
 
 # The offered rates of the open-loop runs, in percent of the rate wrk measured at saturation.
 OPEN_READ_SHARES = (50, 70)
@@ -33,15 +33,38 @@ PATHS = {
 }
 
 
-def endpoint_check(server: Started, kind: str, season: Season) -> dict[str, Any]:
+def endpoint_check(server: Started, kind: str, season: Season) -> None:
     """One request first: a wrong URL must fail loudly, not measure a fast 404."""
     path = PATHS[kind].format(player="p0", board=season.board.slug, season=season.slug)
     try:
         with urllib.request.urlopen(server.url + path, timeout=10) as response:  # noqa: S310
-            body = json.loads(response.read())
+            json.loads(response.read())
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise BenchError(f"GET {path} failed: {exc}") from exc
-    return body
+
+
+def read_load(*, wrk: str, server: Started, kind: str, season: Season, options: Options) -> WrkLoad:
+    """wrk asking for the endpoint (bench/wrk/read.lua, random players) on the read connections."""
+    return WrkLoad(
+        wrk=wrk,
+        url=server.url,
+        script="read.lua",
+        args=[kind, str(options.players), season.board.slug, season.slug],
+        connections=options.connections,
+        threads=options.threads,
+    )
+
+
+def fixed_load(*, wrk: str, url: str, options: Options) -> WrkLoad:
+    """wrk asking for one URL (bench/wrk/fixed.lua) on the read connections."""
+    return WrkLoad(
+        wrk=wrk,
+        url=url,
+        script="fixed.lua",
+        args=[],
+        connections=options.connections,
+        threads=options.threads,
+    )
 
 
 def endpoint_measure(
@@ -58,30 +81,19 @@ def endpoint_measure(
     # server went first) does not decide how many names come from Redis instead of PostgreSQL.
     profile_cache_clear(env)
     endpoint_check(server, kind, season)
-    args = [kind, str(options.players), season.board.slug, season.slug]
-    common = {
-        "wrk": wrk,
-        "url": server.url,
-        "script": "read.lua",
-        "args": args,
-        "connections": options.connections,
-        "threads": options.threads,
-    }
-    if options.warmup_seconds > 0:
-        wrk_run(**common, seconds=options.warmup_seconds)
-    meter = CpuMeter(groups=cpu_groups).start()
-    before = database_connections(env)
-    result = wrk_run(**common, seconds=options.read_seconds)
-    cpu = meter.stop()
-    after = database_connections(env)
+    result, window = wrk_timed(
+        read_load(wrk=wrk, server=server, kind=kind, season=season, options=options),
+        seconds=options.read_seconds,
+        warmup_seconds=options.warmup_seconds,
+        cpu_groups=cpu_groups,
+        env=env,
+    )
     return {
         "path": PATHS[kind],
         **result.as_dict(),
         "connections": options.connections,
         "threads": options.threads,
-        "cpu_cores": cpu,
-        "database_connections_after": after["open"],
-        "database_sessions_opened": after["sessions"] - before["sessions"],
+        **window,
     }
 
 
@@ -90,25 +102,19 @@ def reference_measure(
 ) -> dict[str, Any]:
     """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load: the machine's
     reference for any Python server with this worker count."""
-    common = {
-        "wrk": wrk,
-        "url": server.url + "/",
-        "script": "fixed.lua",
-        "args": [],
-        "connections": options.connections,
-        "threads": options.threads,
-    }
-    if options.warmup_seconds > 0:
-        wrk_run(**common, seconds=options.warmup_seconds)
-    meter = CpuMeter(groups=cpu_groups).start()
-    result = wrk_run(**common, seconds=options.read_seconds)
+    result, window = wrk_timed(
+        fixed_load(wrk=wrk, url=server.url + "/", options=options),
+        seconds=options.read_seconds,
+        warmup_seconds=options.warmup_seconds,
+        cpu_groups=cpu_groups,
+    )
     return {
         "path": "/",
         "app": "bench.apps.bare:application",
         **result.as_dict(),
         "connections": options.connections,
         "threads": options.threads,
-        "cpu_cores": meter.stop(),
+        **window,
     }
 
 
@@ -140,17 +146,16 @@ def endpoint_open_loop(
 
     runs: dict[str, Any] = {}
     for share in OPEN_READ_SHARES:
-        meter = CpuMeter(groups=cpu_groups).start()
-        figures = h2load_open_loop(
-            h2load=h2load,
-            uris=uris,
-            rate=saturation_per_s * share / 100,
-            connections=options.openread_connections,
-            seconds=options.openread_seconds,
-            work_dir=work_dir,
-            label=f"{kind}-{share}",
-            seed=options.seed,
-        )
-        cpu = meter.stop()
-        runs[str(share)] = {"share_of_saturation": share / 100, **figures, "cpu_cores": cpu}
+        with Window(cpu_groups=cpu_groups) as window:
+            figures = h2load_open_loop(
+                h2load=h2load,
+                uris=uris,
+                rate=saturation_per_s * share / 100,
+                connections=options.openread_connections,
+                seconds=options.openread_seconds,
+                work_dir=work_dir,
+                label=f"{kind}-{share}",
+                seed=options.seed,
+            )
+        runs[str(share)] = {"share_of_saturation": share / 100, **figures, **window.figures()}
     return runs

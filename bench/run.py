@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         h2load = h2load_ensure()
         if database_ensure(env):
             print(f"[bench] created database {env.database}", flush=True)
-        django_setup(env)
+        django_setup(env.variables())
     except BenchError as exc:
         print(f"[bench] ERROR: {exc}", file=sys.stderr, flush=True)
         return 2

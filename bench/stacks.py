@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .cpu import CpuMeter
 from .errors import BenchError
 from .options import Options
 from .processes import Processes, server_available, server_start
-from .wrk import wrk_run
+from .reads import fixed_load
+from .window import wrk_timed
 
 
 @dataclass(frozen=True)
@@ -100,12 +100,10 @@ def stacks_measure(
             note = f"did not start: {exc}"
             rows += [{**row, "path": path, "skipped": note} for path in stack.paths]
             continue
-        try:
+        with processes.running(server):
             for path in stack.paths:
                 figures = _measure(wrk, server.url + path, server.pid, options)
                 rows.append({**row, "path": path, **figures})
-        finally:
-            processes.stop(server)
     return {
         "seconds": options.stacks_seconds,
         "workers": options.web_workers,
@@ -116,17 +114,12 @@ def stacks_measure(
 
 
 def _measure(wrk: str, url: str, pid: int, options: Options) -> dict[str, Any]:
-    common = {
-        "wrk": wrk,
-        "url": url,
-        "script": "fixed.lua",
-        "args": [],
-        "connections": options.connections,
-        "threads": options.threads,
-    }
-    wrk_run(**common, seconds=1)
-    meter = CpuMeter(groups={"web": pid}).start()
-    result = wrk_run(**common, seconds=options.stacks_seconds)
+    result, window = wrk_timed(
+        fixed_load(wrk=wrk, url=url, options=options),
+        seconds=options.stacks_seconds,
+        warmup_seconds=1,
+        cpu_groups={"web": pid},
+    )
     figures = result.as_dict()
     figures.pop("curve_ms")
-    return {**figures, "cpu_cores": meter.stop()}
+    return {**figures, **window}

@@ -40,10 +40,6 @@ class WrkResult:
     def requests_per_s(self) -> float:
         return self.requests / self.duration_s if self.duration_s else 0.0
 
-    @property
-    def failed(self) -> int:
-        return sum(self.errors.values())
-
     def at(self, p: float) -> float:
         """Latency at percentile p in milliseconds."""
         return next(us for q, us in self.percentiles_us if q == p) / 1000.0
@@ -64,46 +60,49 @@ class WrkResult:
         }
 
 
-def wrk_run(
-    *,
-    wrk: str,
-    url: str,
-    script: str,
-    args: list[str],
-    seconds: float,
-    connections: int,
-    threads: int,
-    timeout_s: float = 5.0,
-) -> WrkResult:
-    """Run wrk against `url` for `seconds` and return what its done() hook reported."""
-    argv = [
-        wrk,
-        f"-t{threads}",
-        f"-c{connections}",
-        f"-d{max(1, round(seconds))}s",
-        f"--timeout={timeout_s:g}s",
-        "-s",
-        str(SCRIPTS / script),
-        url,
-        "--",
-        *args,
-    ]
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=seconds + 60, check=False
+@dataclass(frozen=True)
+class WrkLoad:
+    """What wrk offers, apart from for how long: the same for a warm-up and a measured run."""
+
+    wrk: str
+    url: str
+    script: str
+    args: list[str]
+    connections: int
+    threads: int
+    timeout_s: float = 5.0
+
+    def run(self, seconds: float) -> WrkResult:
+        """Run wrk against `url` for `seconds` and return what its done() hook reported."""
+        argv = [
+            self.wrk,
+            f"-t{self.threads}",
+            f"-c{self.connections}",
+            f"-d{max(1, round(seconds))}s",
+            f"--timeout={self.timeout_s:g}s",
+            "-s",
+            str(SCRIPTS / self.script),
+            self.url,
+            "--",
+            *self.args,
+        ]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=seconds + 60, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BenchError(f"wrk did not finish within {seconds + 60:.0f}s") from exc
+        line = next((ln for ln in done.stdout.splitlines() if ln.startswith(_MARKER)), None)
+        if done.returncode != 0 or line is None:
+            raise BenchError(
+                f"wrk failed (exit {done.returncode}): "
+                f"{(done.stderr or done.stdout).strip()[-2000:]}"
+            )
+        data = json.loads(line[len(_MARKER) :])
+        return WrkResult(
+            requests=int(data["requests"]),
+            duration_s=data["duration_us"] / 1e6,
+            errors={name: int(count) for name, count in data["errors"].items()},
+            latency_us=data["latency_us"],
+            percentiles_us=[(float(p), float(us)) for p, us in data["percentiles_us"]],
         )
-    except subprocess.TimeoutExpired as exc:
-        raise BenchError(f"wrk did not finish within {seconds + 60:.0f}s") from exc
-    line = next((ln for ln in done.stdout.splitlines() if ln.startswith(_MARKER)), None)
-    if done.returncode != 0 or line is None:
-        raise BenchError(
-            f"wrk failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-2000:]}"
-        )
-    data = json.loads(line[len(_MARKER) :])
-    return WrkResult(
-        requests=int(data["requests"]),
-        duration_s=data["duration_us"] / 1e6,
-        errors={name: int(count) for name, count in data["errors"].items()},
-        latency_us=data["latency_us"],
-        percentiles_us=[(float(p), float(us)) for p, us in data["percentiles_us"]],
-    )

@@ -44,39 +44,36 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse, urlunparse
+from urllib.parse import urlparse, urlunparse
 
 import httpx
-import psycopg
 from psycopg import sql
 from websockets.asyncio.client import connect
 
-from .cpu import CpuMeter
+from .environment import DEFAULT_REDIS_URL, database_create, django_setup, server_env
 from .errors import BenchError
 from .machine import python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender
+from .options import RESULTS
 from .processes import (
     Processes,
     Started,
-    free_port,
     group_pids,
+    redis_start,
     stop_on_sigterm,
     web_start,
     worker_start,
 )
 from .stats import latency_summary
+from .window import Window
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 LOGS = RESULTS / "logs" / "ws_push"
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
 CACHE_PREFIX = "bench-ws:cache"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 BATCH = 1000  # results per POST while filling the board (the API's largest batch)
 CONNECTING_AT_ONCE = 200  # handshakes in flight while the sockets open
-STARTUP_SECONDS = 60
 # A push that has not arrived this long after its result's commit counts as lost.
 LOST_AFTER_SECONDS = 5.0
 # The probe starts this long after the load, once the sender's connections are open.
@@ -215,8 +212,7 @@ class Environment:
         }
 
     def process_env(self) -> dict[str, str]:
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        return {**os.environ, **self.variables(), "PYTHONPATH": path}
+        return server_env(self.variables())
 
 
 @dataclass(frozen=True)
@@ -227,37 +223,12 @@ class Prepared:
     api_key: str
 
 
-def database_ensure(database_url: str) -> None:
-    parsed = urlparse(database_url)
-    info: dict[str, Any] = {
-        "host": parsed.hostname or "127.0.0.1",
-        "port": parsed.port or 5432,
-        "user": unquote(parsed.username or "postgres"),
-        "dbname": "postgres",
-        "connect_timeout": 5,
-    }
-    if parsed.password:
-        info["password"] = unquote(parsed.password)
-    try:
-        with psycopg.connect(**info, autocommit=True) as conn:
-            if not conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]
-            ).fetchone():
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    except psycopg.OperationalError as exc:
-        raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
-
-
 def django_prepare(env: Environment, *, run_seconds: float) -> Prepared:
     """Migrate the bench database, empty it and its keys, and check that the board's running
     season takes results for the whole run; returns it and a game-server key."""
-    os.environ.update(env.variables())
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", interactive=False, verbosity=0)
+    django_setup(env.variables())
     from django.core.cache import cache
+    from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone
 
@@ -350,36 +321,6 @@ def wait_until(check: Any, what: str, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise BenchError(f"{what}: not within {timeout:.0f} s")
         time.sleep(0.2)
-
-
-def redis_start(processes: Processes) -> tuple[Started, str]:
-    port = free_port()
-    started = processes.start(
-        "broker",
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        dict(os.environ),
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    import redis
-
-    def ping() -> bool:
-        try:
-            return bool(redis.Redis.from_url(url, socket_timeout=1).ping())
-        except redis.RedisError:
-            return False
-
-    wait_until(ping, "the private broker answering", STARTUP_SECONDS)
-    return started, url
 
 
 def board_fill(web: Started, key: str, options: Options, rng: random.Random) -> list[str]:
@@ -718,12 +659,13 @@ class PhaseMeters:
         self.lag = LoopLag().start()
         self.load_before = os.getloadavg()[0]
         self.load_after = 0.0
-        self.cpu_meter = CpuMeter(groups={"web": phase.web.pid, "worker": phase.worker.pid})
-        self.cpu_meter.start()
+        self.window = Window(cpu_groups={"web": phase.web.pid, "worker": phase.worker.pid})
+        self.window.start()
         self.cpu: dict[str, float] = {}
 
     def posting_stopped(self) -> None:
-        self.cpu = self.cpu_meter.stop()
+        self.window.load_stopped()
+        self.cpu = self.window.cpu
         self.cpu.pop("wrk", None)  # the harness's waited-for children: it starts none here
         self.load_after = os.getloadavg()[0]
 
@@ -934,9 +876,9 @@ def main(argv: list[str] | None = None) -> int:
         raise_open_files_limit(options.sockets)
         base = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
         database_url = urlunparse(urlparse(base)._replace(path=f"/{DATABASE}"))
-        database_ensure(database_url)
+        database_create(database_url, DATABASE)
         with Processes(LOGS) as processes:
-            _, broker_url = redis_start(processes)
+            broker_url = redis_start(processes, name="broker").url
             env = Environment(
                 database_url=database_url,
                 redis_url=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
