@@ -1,6 +1,6 @@
 """WebSocket consumers: validate the subscription, hand the socket to the live ticker, forward.
 
-The protocol is documented in docs/websocket.md; the work behind it lives in live.py.
+The protocol is documented in docs/websocket.md; the work behind it lives in the live package.
 """
 
 from __future__ import annotations

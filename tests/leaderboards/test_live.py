@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from config.asgi import application
 from leaderboards import live, services, store
+from leaderboards.live import outbox
 from matches.models import PlayerTotal
 from seasons.models import SeasonState
 from tests.factories import SeasonFactory
@@ -493,7 +494,7 @@ def test_an_unsent_message_is_replaced_by_a_newer_one_of_its_kind():
 
 
 def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
-    monkeypatch.setattr(live, "SEND_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(outbox, "SEND_TIMEOUT_SECONDS", 0.05)
     closed: list[int] = []
     dropped: list[live.Subscriber] = []
 
@@ -505,7 +506,7 @@ def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
             closed.append(code)
 
         subscriber = live.Subscriber(send=send, close=close)
-        subscriber._on_drop = dropped.append
+        subscriber.on_drop = dropped.append
         subscriber.push("top", '{"type":"top"}')
         await asyncio.sleep(0.3)
         subscriber.push("top", '{"type":"top","late":true}')

@@ -1,0 +1,72 @@
+"""What a web process knows of one season's sockets: who follows what, what each was told last,
+who is waiting for what, and which followed players to look at next for passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+from seasons.models import Season
+
+from .budget import FanoutBudget
+from .outbox import Subscriber
+from .reading import OrdinalStanding
+
+
+@dataclass(eq=False)
+class SeasonSockets:
+    """One season's sockets in this process, and what they were told last."""
+
+    season: Season
+    # Sockets that had their snapshot and hear every later change.
+    subscribers: set[Subscriber] = field(default_factory=set)
+    # The sockets following the top K, by K; the sockets following each player.
+    top_followers: dict[int, set[Subscriber]] = field(default_factory=dict)
+    player_followers: dict[str, set[Subscriber]] = field(default_factory=dict)
+    # Sockets that wait for their snapshot at the next tick, and those whose snapshot is
+    # being read right now.
+    awaiting_snapshot: list[Subscriber] = field(default_factory=list)
+    snapshot_being_read: list[Subscriber] = field(default_factory=list)
+    # Players sockets started following, waiting for their first standing at the next tick.
+    new_follows: list[tuple[Subscriber, str]] = field(default_factory=list)
+    # The newest top read (the sockets are brought to it as the budget allows).
+    latest_top: list[dict[str, Any]] = field(default_factory=list)
+    # Each followed player's standing as last told.
+    standings_told: dict[str, OrdinalStanding] = field(default_factory=dict)
+    # A notice came (or the refresh is due): read the standings again at the next tick.
+    changed: bool = False
+    last_changes_read_at: float = float("-inf")
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    tick_loop: asyncio.Task[None] | None = None
+    # Sockets whose top is older than the current one, those who waited longest first.
+    top_waiting: collections.deque[Subscriber] = field(default_factory=collections.deque)
+    # When each followed player was last told of their standing.
+    player_told_at: dict[str, float] = field(default_factory=dict)
+    budget: FanoutBudget = field(default_factory=FanoutBudget)
+    # Followed players the notices since the last tick named (their own score changed), and
+    # whether a notice named no one (read every followed player).
+    players_named: set[str] = field(default_factory=set)
+    every_player_named: bool = False
+    # Followed players in the order their ranks are looked at for passes, a round at a time.
+    pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
+
+    def players_to_check(self, size: int) -> list[str]:
+        """The next `size` followed players to look at for passes (all of them, when fewer)."""
+        if size >= len(self.player_followers):
+            return list(self.player_followers)
+        rotation = self.pass_check_rotation
+        if len(rotation) > 2 * len(self.player_followers):
+            # Players unfollowed and followed again left stale places behind.
+            rotation = self.pass_check_rotation = collections.deque(dict.fromkeys(rotation))
+        chosen: list[str] = []
+        for _ in range(len(rotation)):
+            if len(chosen) >= size:
+                break
+            player_id = rotation.popleft()
+            if player_id in self.player_followers:
+                chosen.append(player_id)
+                rotation.append(player_id)
+        return chosen
