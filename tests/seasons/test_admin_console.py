@@ -16,8 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def operator(client):
-    User.objects.create_superuser("operator", "op@example.com", "pw")
-    client.login(username="operator", password="pw")
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
     return client
 
 
