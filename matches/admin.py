@@ -33,13 +33,13 @@ class PlayerAdmin(LargeTableAdmin):
     )
     def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
         for player_id in queryset.values_list("player_id", flat=True):
-            player_ban(player_id=player_id, reason=f"banned by {request.user}")
+            player_ban(player_id=player_id, reason=f"banned by {request.user}", actor=request.user)
         self.message_user(request, f"Banned {queryset.count()} player(s).", messages.SUCCESS)
 
     @admin.action(description="Unban (restore their standing from PostgreSQL)")
     def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
         for player_id in queryset.values_list("player_id", flat=True):
-            player_unban(player_id=player_id)
+            player_unban(player_id=player_id, actor=request.user)
         self.message_user(request, f"Unbanned {queryset.count()} player(s).", messages.SUCCESS)
 
 

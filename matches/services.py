@@ -14,9 +14,12 @@ from datetime import datetime, timedelta
 
 import orjson
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from audit.models import OperatorActionKind
+from audit.services import operator_action_record
 from config.caching import RecentAnswers
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
 from seasons.models import Board, ScoreOperator, Season, SeasonState
@@ -571,9 +574,10 @@ def player_upsert(
     return player, created
 
 
-def player_ban(*, player_id: str, reason: str = "") -> Player:
+def player_ban(*, player_id: str, reason: str, actor: AbstractBaseUser | None = None) -> Player:
     """Ban a cheater: off every live board now, out of archives made from now on; results they
-    post are stored but not counted. Waits for results of theirs already in flight."""
+    post are stored but not counted. Waits for results of theirs already in flight. Audited
+    as `actor`'s (None: a command line's)."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BANS_LOCK])
@@ -582,16 +586,25 @@ def player_ban(*, player_id: str, reason: str = "") -> Player:
             player.banned_at = timezone.now()
             player.ban_reason = reason
             player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
+            operator_action_record(
+                actor=actor, action=OperatorActionKind.BAN, player_id=player_id, reason=reason
+            )
         transaction.on_commit(lambda: outbox.player_committed(player_id))
     return player
 
 
-def player_unban(*, player_id: str) -> Player:
+def player_unban(*, player_id: str, actor: AbstractBaseUser | None = None) -> Player:
     """Lift a ban: the player's standing returns exactly as PostgreSQL has it (results posted
-    during the ban stay uncounted)."""
+    during the ban stay uncounted). Audited as `actor`'s."""
     with transaction.atomic():
         player = Player.objects.select_for_update().get(player_id=player_id)
         if player.banned_at is not None:
+            operator_action_record(
+                actor=actor,
+                action=OperatorActionKind.UNBAN,
+                player_id=player_id,
+                details={"ban_reason": player.ban_reason},
+            )
             player.banned_at = None
             player.ban_reason = ""
             player.save(update_fields=["banned_at", "ban_reason", "updated_at"])

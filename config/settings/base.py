@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "django_prometheus",
     "axes",
     "csp",
+    "audit",
     "seasons",
     "matches",
     "leaderboards",
