@@ -197,7 +197,7 @@ def player_standings_refresh(*, player_id: str) -> int:
     if not totals:
         return 0
     season_ids = [total.season_id for total in totals]
-    if totals[0].player.banned_at is not None:
+    if totals[0].player.banned_at_time(timezone.now()):
         store.players_ban(season_ids, player_id)
         return len(totals)
     store.players_unban(season_ids, player_id)

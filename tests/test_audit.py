@@ -39,14 +39,16 @@ def test_a_ban_and_an_unban_are_logged_with_who_and_why(
 
     with django_capture_on_commit_callbacks(execute=True):
         player_ban(player_id="cheat", reason="aimbot", actor=operator)
-        player_ban(player_id="cheat", reason="again", actor=operator)  # already banned
+        player_ban(player_id="cheat", reason="aimbot", actor=operator)  # the same again: no change
+        player_ban(player_id="cheat", reason="again", actor=operator)
         player_unban(player_id="cheat", actor=None)
 
     assert logged() == [
-        ("operator", "ban", "", "", "cheat", "aimbot", {}),
-        ("system", "unban", "", "", "cheat", "", {"ban_reason": "aimbot"}),
+        ("operator", "ban", "", "", "cheat", "aimbot", {"until": None, "before": "not banned"}),
+        ("operator", "ban", "", "", "cheat", "again", {"until": None, "before": "until lifted"}),
+        ("system", "unban", "", "", "cheat", "", {"ban_reason": "again"}),
     ]
-    assert OperatorAction.objects.filter(actor=operator).count() == 1
+    assert OperatorAction.objects.filter(actor=operator).count() == 2
 
 
 def test_close_now_from_the_admin_is_logged(

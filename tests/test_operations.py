@@ -137,11 +137,14 @@ def test_the_admin_bans_and_unbans_a_player(
     assert b"Yes, ban them" in asked.content
     assert Player.objects.get().banned_at is None  # nothing until confirmed
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/matches/player/", {**ban, "post": "yes"})
+        client.post("/admin/matches/player/", {**ban, "post": "yes", "reason": "aimbot"})
     assert Player.objects.get().banned_at is not None
     assert store.board_size(season.id) == 0
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/matches/player/", {"action": "unban", "_selected_action": ["cheat"]})
+        client.post(
+            "/admin/matches/player/",
+            {"action": "unban", "_selected_action": ["cheat"], "post": "yes"},
+        )
     assert Player.objects.get().banned_at is None
     assert store.board_size(season.id) == 1
     assert client.get("/admin/leaderboards/reconciliationrun/").status_code == 200
