@@ -141,7 +141,14 @@ TOP_RANGES = {"limit": (10, 1, 100), "offset": (0, 0, 2**31)}
 AROUND_RANGES = {"n": (5, 0, 50)}
 
 
-def not_ranked(player_id: str, season: Season) -> NotFound:
+def not_ranked(player_id: str, season: Season, *, banned: bool = False) -> NotFound:
+    """A player with no rank: banned from the board (`banned`, which the store remembers per
+    season), or without a score."""
+    if banned:
+        return NotFound(
+            f"Player '{player_id}' is banned from season '{season.slug}'.",
+            code="player_banned",
+        )
     return NotFound(
         f"Player '{player_id}' has no score in season '{season.slug}'.",
         code="player_not_ranked",
@@ -214,7 +221,11 @@ class PlayerRankView(APIView):
             season=season, player_id=player_id, rank_style=query["rank_style"]
         )
         if standing is None:
-            raise not_ranked(player_id, season)
+            raise not_ranked(
+                player_id,
+                season,
+                banned=selectors.player_banned_in(season=season, player_id=player_id),
+            )
         return Response(standing)
 
 
@@ -240,7 +251,11 @@ class AroundView(APIView):
             season=season, player_id=player_id, n=query["n"], rank_style=query["rank_style"]
         )
         if around is None:
-            raise not_ranked(player_id, season)
+            raise not_ranked(
+                player_id,
+                season,
+                banned=selectors.player_banned_in(season=season, player_id=player_id),
+            )
         return Response(around)
 
 

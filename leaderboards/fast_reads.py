@@ -151,7 +151,8 @@ async def _read(
     if kind == "rank":
         total, standing = await store.aread_rank(season.pk, player_id, competition=competition)
         if standing is None:
-            return _error(not_ranked(player_id, season))
+            banned = await store.aplayer_banned_in(season.pk, player_id)
+            return _error(not_ranked(player_id, season, banned=banned))
         data = selectors.standing_answer(season, player_id, total, standing, rank_style)
         return 200, [], selectors.json_body(data).encode()
     if kind == "around":
@@ -159,7 +160,8 @@ async def _read(
             season.pk, player_id, n=query["n"], competition=competition
         )
         if me is None:
-            return _error(not_ranked(player_id, season))
+            banned = await store.aplayer_banned_in(season.pk, player_id)
+            return _error(not_ranked(player_id, season, banned=banned))
         profiles = await _profiles([s.player_id for s in standings])
         data = selectors.around_answer(
             season, player_id, total, me, standings, rank_style, profiles

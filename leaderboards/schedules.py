@@ -12,6 +12,7 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Reconcile Redis with PostgreSQL": ("leaderboards.tasks.reconcile", 60),
     "Remove expired Redis keys of closed seasons": ("seasons.tasks.remove_expired_standings", 3600),
     "Sample active players' ranks for the rank charts": ("pages.tasks.sample_ranks", 300),
+    "Lift temporary bans that ended": ("matches.tasks.unban_expired_players", 60),
 }
 
 

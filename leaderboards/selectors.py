@@ -362,6 +362,12 @@ def players_ranks(
     }
 
 
+def player_banned_in(*, season: Season, player_id: str) -> bool:
+    """Whether the player is off the season's live board for a ban (asked when they have no
+    rank, to say so instead of "no score")."""
+    return store.player_banned_in(season.pk, player_id)
+
+
 def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
     """Every season the player has a standing in: the ones not closed yet first (their live
     rank and points, newest first), then the closed ones with their final rank and reward.

@@ -11,9 +11,12 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
 
+from audit.models import OperatorActionKind
+from audit.services import operator_action_record
 from matches.models import PendingStanding, Player, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
@@ -164,6 +167,25 @@ def season_rebuild_standings(
     return size
 
 
+def season_rebuild_by_operator(
+    *,
+    season: Season,
+    actor: AbstractBaseUser | None,
+    on_progress: Callable[[int], None] | None = None,
+) -> int:
+    """An operator's rebuild (the admin's action, `manage.py rebuild_leaderboard`), recorded in
+    the audit log once done; `actor` None is a command line. A close's own rebuild is not."""
+    size = season_rebuild_standings(season=season, on_progress=on_progress)
+    operator_action_record(
+        actor=actor,
+        action=OperatorActionKind.REBUILD,
+        board=season.board.slug,
+        season=season.slug,
+        details={"players": size},
+    )
+    return size
+
+
 def player_standings_refresh(*, player_id: str) -> int:
     """After a ban or an unban: take the player off every live board, or put them back exactly
     as PostgreSQL has them. Returns how many seasons were touched."""
@@ -175,7 +197,7 @@ def player_standings_refresh(*, player_id: str) -> int:
     if not totals:
         return 0
     season_ids = [total.season_id for total in totals]
-    if totals[0].player.banned_at is not None:
+    if totals[0].player.banned_at_time(timezone.now()):
         store.players_ban(season_ids, player_id)
         return len(totals)
     store.players_unban(season_ids, player_id)

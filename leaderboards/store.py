@@ -819,6 +819,16 @@ def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
     return pipe.execute(raise_on_error=False)
 
 
+def player_banned_in(season_id: int, player_id: str) -> bool:
+    """Whether the season's board holds the player off as banned (asked when they have no rank)."""
+    return bool(client().sismember(_banned_key(season_id), player_id))
+
+
+async def aplayer_banned_in(season_id: int, player_id: str) -> bool:
+    """player_banned_in from the event loop."""
+    return bool(await _loop_send("SISMEMBER", _banned_key(season_id), player_id))
+
+
 async def aread_rank(
     season_id: int, player_id: str, *, competition: bool = True
 ) -> tuple[int, Standing | None]:

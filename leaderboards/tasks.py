@@ -62,12 +62,15 @@ def sweep_unmirrored() -> int:
 # the mirror, and are acknowledged when they start: one that outlasts the broker's visibility
 # timeout must not be delivered to a second worker while it still runs.
 @shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
-def rebuild_season(season_id: int) -> int:
+def rebuild_season(season_id: int, actor_id: int | None = None) -> int:
+    from django.contrib.auth import get_user_model
+
     from seasons.models import Season
 
     season = Season.objects.select_related("board").get(pk=season_id)
+    actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
     try:
-        return services.season_rebuild_standings(season=season)
+        return services.season_rebuild_by_operator(season=season, actor=actor)
     except SeasonBusy:
         logger.info("season %s is being closed or rebuilt already", season_id)
         return 0

@@ -1,12 +1,23 @@
-"""Admin for players, match results and totals (read-only: they are the record), and keys."""
+"""Admin for players (ban and unban, with a reason, from the list or the player's own page),
+match results and totals (read-only: they are the record), and game-server keys."""
 
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from config.admin import LargeTableAdmin, ReadOnlyAdmin, confirm_first
+from config.admin import LargeTableAdmin, ReadOnlyAdmin
 
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
@@ -15,37 +26,227 @@ from .services import player_ban, player_unban
 # empty "API keys" section beside "Game-server keys" only confused operators.
 admin.site.unregister(APIKey)
 
+BAN_WHAT_HAPPENS = (
+    "They leave every live board at once, their new results stop counting, and archives made "
+    "while the ban lasts leave them out. Their results are kept: when the ban ends (at the time "
+    "given, or when lifted) their standings return from PostgreSQL; results posted during the "
+    "ban never count."
+)
+UNBAN_WHAT_HAPPENS = (
+    "Their standings return to every live board exactly as PostgreSQL has them; results they "
+    "posted while banned stay uncounted."
+)
+
+
+class BanForm(forms.Form):
+    reason = forms.CharField(
+        max_length=200, help_text="Shown in the player list and kept in the audit log."
+    )
+    until = forms.DateTimeField(
+        required=False,
+        label="Banned until",
+        help_text="Empty: until lifted by hand. Otherwise the ban ends by itself then "
+        "(YYYY-MM-DD HH:MM, UTC).",
+    )
+
+    def clean_until(self):
+        until = self.cleaned_data["until"]
+        if until is not None and until <= timezone.now():
+            raise forms.ValidationError("The end of a temporary ban must be in the future.")
+        return until
+
+
+class UnbanForm(forms.Form):
+    reason = forms.CharField(max_length=200, required=False, help_text="Kept in the audit log.")
+
+
+def _confirm(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    *,
+    title: str,
+    what_happens: str,
+    confirm_label: str,
+    players: list[Player],
+    form: forms.Form,
+    action: str = "",
+) -> TemplateResponse:
+    return TemplateResponse(
+        request,
+        "admin/matches/player/ban.html",
+        {
+            **model_admin.admin_site.each_context(request),
+            "opts": model_admin.model._meta,
+            "title": title,
+            "what_happens": what_happens,
+            "confirm_label": confirm_label,
+            "players": players,
+            "form": form,
+            "action": action,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        },
+    )
+
+
+def _changelist_of(model: type, player_id: str) -> str:
+    meta = model._meta
+    url = reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist")
+    return f"{url}?{urlencode({'q': player_id})}"
+
 
 @admin.register(Player)
 class PlayerAdmin(LargeTableAdmin):
-    list_display = ("player_id", "display_name", "banned_at", "ban_reason", "created_at")
-    list_filter = (("banned_at", admin.EmptyFieldListFilter),)
-    readonly_fields = ("banned_at", "ban_reason", "created_at", "updated_at")
-    actions = ["ban", "unban"]
-
-    @admin.action(description="Ban (off live boards now; new results stop counting)")
-    @confirm_first(
-        title="Ban these players?",
-        what_happens="They leave every live board at once, their new results stop counting, "
-        "and archives made from now on leave them out. Their results are kept: an unban "
-        "restores their standings from PostgreSQL.",
-        confirm_label="Yes, ban them",
+    list_display = (
+        "player_id",
+        "display_name",
+        "ban_status",
+        "ban_reason",
+        "banned_until",
+        "created_at",
     )
-    def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
-        for player_id in queryset.values_list("player_id", flat=True):
-            player_ban(player_id=player_id, reason=f"banned by {request.user}")
-        self.message_user(request, f"Banned {queryset.count()} player(s).", messages.SUCCESS)
+    list_filter = (("banned_at", admin.EmptyFieldListFilter),)
+    readonly_fields = (
+        "ban_status",
+        "banned_at",
+        "banned_until",
+        "ban_reason",
+        "records",
+        "created_at",
+        "updated_at",
+    )
+    actions = ["ban", "unban"]
+    change_form_template = "admin/matches/player/change_form.html"
 
-    @admin.action(description="Unban (restore their standing from PostgreSQL)")
-    def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> None:
-        for player_id in queryset.values_list("player_id", flat=True):
-            player_unban(player_id=player_id)
-        self.message_user(request, f"Unbanned {queryset.count()} player(s).", messages.SUCCESS)
+    @admin.display(description="Ban")
+    def ban_status(self, player: Player) -> str:
+        if player.banned_at is None:
+            return "–"
+        if not player.banned_at_time(timezone.now()):
+            return "ended (lifted within a minute)"
+        return "banned" if player.banned_until is None else "banned (temporary)"
+
+    @admin.display(description="Records")
+    def records(self, player: Player) -> str:
+        return format_html(
+            '<a href="{}">Season totals</a> · <a href="{}">Match results</a>',
+            _changelist_of(PlayerTotal, player.player_id),
+            _changelist_of(MatchResult, player.player_id),
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/ban/",
+                self.admin_site.admin_view(self.ban_view),
+                name="matches_player_ban",
+            ),
+            path(
+                "<path:object_id>/unban/",
+                self.admin_site.admin_view(self.unban_view),
+                name="matches_player_unban",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _back_to(self, player: Player) -> HttpResponseRedirect:
+        return HttpResponseRedirect(reverse("admin:matches_player_change", args=[player.player_id]))
+
+    def ban_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        player = get_object_or_404(Player, player_id=object_id)
+        if not self.has_change_permission(request, player):
+            return HttpResponse(status=403)
+        form = BanForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            player_ban(
+                player_id=player.player_id,
+                reason=form.cleaned_data["reason"],
+                until=form.cleaned_data["until"],
+                actor=request.user,
+            )
+            self.message_user(request, f"Banned {player.player_id}.", messages.SUCCESS)
+            return self._back_to(player)
+        return _confirm(
+            self,
+            request,
+            title=f"Ban {player.player_id}?",
+            what_happens=BAN_WHAT_HAPPENS,
+            confirm_label="Yes, ban",
+            players=[player],
+            form=form,
+        )
+
+    def unban_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        player = get_object_or_404(Player, player_id=object_id)
+        if not self.has_change_permission(request, player):
+            return HttpResponse(status=403)
+        form = UnbanForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            player_unban(
+                player_id=player.player_id, reason=form.cleaned_data["reason"], actor=request.user
+            )
+            self.message_user(request, f"Unbanned {player.player_id}.", messages.SUCCESS)
+            return self._back_to(player)
+        return _confirm(
+            self,
+            request,
+            title=f"Unban {player.player_id}?",
+            what_happens=UNBAN_WHAT_HAPPENS,
+            confirm_label="Yes, unban",
+            players=[player],
+            form=form,
+        )
+
+    @admin.action(description="Ban… (asks for the reason; off live boards now)")
+    def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> HttpResponse | None:
+        form = BanForm(request.POST if request.POST.get("post") == "yes" else None)
+        if form.is_bound and form.is_valid():
+            players = list(queryset.values_list("player_id", flat=True))
+            for player_id in players:
+                player_ban(
+                    player_id=player_id,
+                    reason=form.cleaned_data["reason"],
+                    until=form.cleaned_data["until"],
+                    actor=request.user,
+                )
+            self.message_user(request, f"Banned {len(players)} player(s).", messages.SUCCESS)
+            return None
+        return _confirm(
+            self,
+            request,
+            title="Ban these players?",
+            what_happens=BAN_WHAT_HAPPENS,
+            confirm_label="Yes, ban them",
+            players=list(queryset),
+            form=form,
+            action="ban",
+        )
+
+    @admin.action(description="Unban… (restore their standing from PostgreSQL)")
+    def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> HttpResponse | None:
+        form = UnbanForm(request.POST if request.POST.get("post") == "yes" else None)
+        if form.is_bound and form.is_valid():
+            players = list(queryset.values_list("player_id", flat=True))
+            for player_id in players:
+                player_unban(
+                    player_id=player_id, reason=form.cleaned_data["reason"], actor=request.user
+                )
+            self.message_user(request, f"Unbanned {len(players)} player(s).", messages.SUCCESS)
+            return None
+        return _confirm(
+            self,
+            request,
+            title="Unban these players?",
+            what_happens=UNBAN_WHAT_HAPPENS,
+            confirm_label="Yes, unban them",
+            players=list(queryset),
+            form=form,
+            action="unban",
+        )
 
 
 @admin.register(MatchResult)
 class MatchResultAdmin(ReadOnlyAdmin):
-    list_display = ("match_id", "player", "season", "points", "ended_at", "received_at")
+    list_display = ("match_id", "player", "season", "points", "counted", "ended_at", "received_at")
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
 

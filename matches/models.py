@@ -1,9 +1,11 @@
 """Players, every match result, and each player's total per season: the source of truth."""
 
+from datetime import datetime
+
 from django.contrib.postgres.indexes import BrinIndex
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from rest_framework_api_key.models import AbstractAPIKey
 
 # Points and totals fit the 29 high bits of the composite score.
@@ -25,6 +27,10 @@ class Player(models.Model):
     # A banned player is hidden from live boards and future archives; their new results are
     # stored but do not count. Unbanning restores their standing from PostgreSQL.
     banned_at = models.DateTimeField(null=True, blank=True)
+    # A temporary ban's end; empty for a ban until lifted. From this moment the write path
+    # counts the player's results again, and the unban task (every minute) lifts the ban
+    # everywhere else: the live boards, archives, reconciliation.
+    banned_until = models.DateTimeField(null=True, blank=True)
     ban_reason = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -34,7 +40,13 @@ class Player(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(player_id__regex=PLAYER_ID_PATTERN), name="player_id_allowed_characters"
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(banned_until__isnull=True)
+                | Q(banned_at__isnull=False, banned_until__gt=F("banned_at")),
+                name="player_ban_ends_after_it_starts",
+                violation_error_message="A temporary ban must end after it starts.",
+            ),
         ]
         # The banned players alone: every batch of results asks which of its players are banned,
         # and at millions of players a read of each one's row cost a random page apiece.
@@ -46,6 +58,12 @@ class Player(models.Model):
 
     def __str__(self) -> str:
         return self.player_id
+
+    def banned_at_time(self, moment: datetime) -> bool:
+        """Whether the player is banned at `moment`: a temporary ban that ended is not."""
+        return self.banned_at is not None and (
+            self.banned_until is None or self.banned_until > moment
+        )
 
 
 class MatchResult(models.Model):

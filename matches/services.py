@@ -14,9 +14,12 @@ from datetime import datetime, timedelta
 
 import orjson
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from audit.models import OperatorActionKind
+from audit.services import operator_action_record
 from config.caching import RecentAnswers
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
 from seasons.models import Board, ScoreOperator, Season, SeasonState
@@ -211,7 +214,9 @@ _MERGE_SQL = {
                           ELSE t.reached_at END""",
 }
 
-# Banned players' results are stored uncounted. The bans lock taken in _resolve makes the banned
+# Banned players' results are stored uncounted; a temporary ban counts until its end, to the
+# request's clock, whether or not the unban task has lifted it yet. The bans lock taken in
+# _resolve makes the banned
 # list current: this statement's snapshot is taken after it was granted. The banned players are
 # found through a partial index of them alone, so the check costs no read of the players' table.
 #
@@ -224,6 +229,7 @@ WITH r AS (
 ), banned AS (
     SELECT coalesce(array_agg(player_id), '{}') AS ids FROM matches_player
     WHERE player_id IN (SELECT p FROM r) AND banned_at IS NOT NULL
+      AND (banned_until IS NULL OR banned_until > %(now)s)
 )
 INSERT INTO matches_matchresult
     (board_id, season_id, match_id, player_id, points, ended_at, received_at, counted)
@@ -571,29 +577,84 @@ def player_upsert(
     return player, created
 
 
-def player_ban(*, player_id: str, reason: str = "") -> Player:
-    """Ban a cheater: off every live board now, out of archives made from now on; results they
-    post are stored but not counted. Waits for results of theirs already in flight."""
+def player_ban(
+    *,
+    player_id: str,
+    reason: str,
+    until: datetime | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> Player:
+    """Ban a cheater, until lifted or until `until`: off every live board now, out of archives
+    made meanwhile; results they post are stored but not counted. Waits for results of theirs
+    already in flight. Banning a banned player again sets the new reason and end. Audited as
+    `actor`'s (None: a command line's)."""
+    now = timezone.now()
+    if until is not None and until <= now:
+        raise InvalidInput("A temporary ban must end in the future.", code="ban_already_over")
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BANS_LOCK])
         player = Player.objects.select_for_update().get(player_id=player_id)
-        if player.banned_at is None:
-            player.banned_at = timezone.now()
-            player.ban_reason = reason
-            player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
+        before = player.banned_until.isoformat() if player.banned_until else "until lifted"
+        if not player.banned_at_time(now):
+            player.banned_at = now
+            before = "not banned"
+        elif player.ban_reason == reason and player.banned_until == until:
+            return player
+        player.banned_until = until
+        player.ban_reason = reason
+        player.save(update_fields=["banned_at", "banned_until", "ban_reason", "updated_at"])
+        operator_action_record(
+            actor=actor,
+            action=OperatorActionKind.BAN,
+            player_id=player_id,
+            reason=reason,
+            details={"until": until.isoformat() if until else None, "before": before},
+        )
         transaction.on_commit(lambda: outbox.player_committed(player_id))
     return player
 
 
-def player_unban(*, player_id: str) -> Player:
+def player_unban(
+    *,
+    player_id: str,
+    actor: AbstractBaseUser | None = None,
+    reason: str = "",
+    ended_by: datetime | None = None,
+) -> Player:
     """Lift a ban: the player's standing returns exactly as PostgreSQL has it (results posted
-    during the ban stay uncounted)."""
+    during the ban stay uncounted). With `ended_by`, only a temporary ban that ended by then
+    (a ban extended meanwhile stays). Audited as `actor`'s."""
     with transaction.atomic():
         player = Player.objects.select_for_update().get(player_id=player_id)
+        if ended_by is not None and (player.banned_until is None or player.banned_until > ended_by):
+            return player
         if player.banned_at is not None:
+            operator_action_record(
+                actor=actor,
+                action=OperatorActionKind.UNBAN,
+                player_id=player_id,
+                reason=reason,
+                details={"ban_reason": player.ban_reason},
+            )
             player.banned_at = None
+            player.banned_until = None
             player.ban_reason = ""
-            player.save(update_fields=["banned_at", "ban_reason", "updated_at"])
+            player.save(update_fields=["banned_at", "banned_until", "ban_reason", "updated_at"])
         transaction.on_commit(lambda: outbox.player_committed(player_id))
     return player
+
+
+def players_unban_expired(*, now: datetime | None = None) -> list[str]:
+    """Lift the temporary bans that ended by `now` (the periodic task, every minute); returns
+    the players unbanned. The write path already counts their results from the ban's end."""
+    now = now or timezone.now()
+    # The partial index of banned players finds them; the few rows are read for their end.
+    ended = list(
+        Player.objects.filter(banned_at__isnull=False, banned_until__lte=now)
+        .order_by("player_id")
+        .values_list("player_id", flat=True)
+    )
+    for player_id in ended:
+        player_unban(player_id=player_id, reason="temporary ban ended", ended_by=now)
+    return ended

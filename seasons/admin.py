@@ -14,7 +14,7 @@ from leaderboards.tasks import rebuild_season
 
 from .exports import standings_export_csv, standings_export_parquet
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
-from .tasks import close_season
+from .operator_actions import board_save, season_close_now
 
 
 class SeasonInlineFormSet(BaseInlineFormSet):
@@ -90,6 +90,9 @@ class BoardAdmin(admin.ModelAdmin):
     )
     inlines = [RewardTierInline, SeasonInline]
 
+    def save_model(self, request: HttpRequest, obj: Board, form: object, change: bool) -> None:
+        board_save(board=obj, actor=request.user)
+
 
 @admin.register(Season)
 class SeasonAdmin(admin.ModelAdmin):
@@ -153,7 +156,7 @@ class SeasonAdmin(admin.ModelAdmin):
     )
     def rebuild_standings(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         for season in queryset:
-            rebuild_season.delay(season.pk)
+            rebuild_season.delay(season.pk, actor_id=request.user.pk)
         self.message_user(
             request,
             f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",
@@ -172,12 +175,13 @@ class SeasonAdmin(admin.ModelAdmin):
         confirm_label="Yes, close them now",
     )
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
-        seasons = list(queryset.exclude(state=SeasonState.CLOSED))
-        for season in seasons:
-            close_season.delay(season.pk, force=True)
+        queued = sum(
+            season_close_now(season=season, actor=request.user)
+            for season in queryset.select_related("board")
+        )
         self.message_user(
             request,
-            f"Queued closing of {len(seasons)} season(s): each ends at once (no grace period) "
+            f"Queued closing of {queued} season(s): each ends at once (no grace period) "
             "and its board's next season starts; watch the close step column.",
             messages.SUCCESS,
         )

@@ -28,8 +28,7 @@ LARGE_TABLE_PAGES = [
 
 @pytest.fixture
 def operator(client):
-    User.objects.create_superuser("operator", "op@example.com", "pw")
-    client.login(username="operator", password="pw")
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
     return client
 
 

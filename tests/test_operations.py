@@ -66,7 +66,7 @@ def test_the_openapi_schema_and_docs_are_served(client):
 def test_the_admin_needs_a_staff_login_and_shows_seasons(client, season):
     assert client.get("/admin/seasons/season/").status_code == 302
     User.objects.create_superuser("admin", "admin@example.com", "pw")
-    client.login(username="admin", password="pw")
+    client.force_login(User.objects.get(username="admin"))
 
     page = client.get("/admin/seasons/season/")
     results = client.get("/admin/matches/matchresult/")
@@ -81,7 +81,7 @@ def test_the_admin_needs_a_staff_login_and_shows_seasons(client, season):
 def test_the_admin_rebuild_action(client, season):
     PlayerTotalFactory.create_batch(2, season=season)
     User.objects.create_superuser("admin", "admin@example.com", "pw")
-    client.login(username="admin", password="pw")
+    client.force_login(User.objects.get(username="admin"))
 
     action = {"action": "rebuild_standings", "_selected_action": [season.pk]}
 
@@ -98,7 +98,7 @@ def test_the_admin_rebuild_action(client, season):
 def test_the_admin_rejects_a_season_too_long(client, db):
     board = Board.objects.create(slug="b", name="B")
     User.objects.create_superuser("admin", "admin@example.com", "pw")
-    client.login(username="admin", password="pw")
+    client.force_login(User.objects.get(username="admin"))
 
     response = client.post(
         "/admin/seasons/season/add/",
@@ -130,18 +130,21 @@ def test_the_admin_bans_and_unbans_a_player(
 
     post_scores({"player_id": "cheat", "points": 5, "match_id": "m"})
     User.objects.create_superuser("admin", "admin@example.com", "pw")
-    client.login(username="admin", password="pw")
+    client.force_login(User.objects.get(username="admin"))
 
     ban = {"action": "ban", "_selected_action": ["cheat"]}
     asked = client.post("/admin/matches/player/", ban)
     assert b"Yes, ban them" in asked.content
     assert Player.objects.get().banned_at is None  # nothing until confirmed
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/matches/player/", {**ban, "post": "yes"})
+        client.post("/admin/matches/player/", {**ban, "post": "yes", "reason": "aimbot"})
     assert Player.objects.get().banned_at is not None
     assert store.board_size(season.id) == 0
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/matches/player/", {"action": "unban", "_selected_action": ["cheat"]})
+        client.post(
+            "/admin/matches/player/",
+            {"action": "unban", "_selected_action": ["cheat"], "post": "yes"},
+        )
     assert Player.objects.get().banned_at is None
     assert store.board_size(season.id) == 1
     assert client.get("/admin/leaderboards/reconciliationrun/").status_code == 200

@@ -1,9 +1,11 @@
 """Settings shared by every environment; everything that differs comes from the environment."""
 
+from datetime import timedelta
 from ipaddress import ip_network
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -31,6 +33,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "django_prometheus",
+    "axes",
+    "csp",
+    "audit",
     "seasons",
     "matches",
     "leaderboards",
@@ -40,6 +45,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "config.content_security.PagesContentSecurityPolicyMiddleware",
     # Static files (admin, API docs, player pages) are served by the app itself, no CDN.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -48,6 +54,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a login that django-axes refused (too many failures) into its lockout page.
+    "axes.middleware.AxesMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -185,6 +193,39 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Celery's Django fixup would otherwise close the database connections (with a pool under the
 # prefork pool, the whole pool) around every task: two new PostgreSQL sessions per mirror task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
+
+# The console's logins (the admin) go through django-axes first, which refuses them while the
+# username or the client address is locked out. Game servers authenticate by API key and never
+# reach these backends.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Failed logins allowed per username and, apart, per client address before either is locked out
+# for AXES_COOLOFF_MINUTES (lift one sooner with `manage.py axes_reset_username NAME` or
+# `axes_reset_ip ADDRESS`). A success clears that username's and address's failures.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# The client's address by the same rule as the rate limits (TRUSTED_PROXIES).
+AXES_CLIENT_IP_CALLABLE = "config.throttles.client_address"
+
+# A strict Content-Security-Policy (django-csp): the pages load their script, style, data and
+# live stream from this site only (no inline script or style). Player avatars are the one thing
+# from elsewhere: images from CSP_AVATAR_SOURCES. The admin and the API (JSON, and Swagger UI's
+# inline bootstrapping) go without it.
+CONTENT_SECURITY_POLICY = {
+    "EXCLUDE_URL_PREFIXES": ["/admin/", "/api/"],
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "img-src": [SELF, *env.list("CSP_AVATAR_SOURCES", default=["https:"])],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

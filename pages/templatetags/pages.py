@@ -18,14 +18,19 @@ def grouped(value: int | float | None) -> str:
     return f"{value:,}"
 
 
+# Badge colours: one hue every HUE_STEP degrees, each a class of static/pages/site.css (the
+# Content-Security-Policy allows no inline style attribute to carry a computed one).
+HUE_STEP = 15
+
+
 @register.filter
-def hue(player_id: str) -> int:
-    """A stable colour (0-359) for a player's initial badge; ids one character apart differ
-    by 137 degrees, so neighbours on the board do not share a colour."""
+def hue(player_id: str) -> str:
+    """A stable colour class ("hue-0" to "hue-23") for a player's initial badge; ids one
+    character apart differ by 137 degrees, so neighbours on the board do not share a colour."""
     value = 0
     for char in player_id:
         value = (value * 31 + ord(char)) % 360
-    return value * 137 % 360
+    return f"hue-{value * 137 % 360 // HUE_STEP}"
 
 
 @register.filter

@@ -30,12 +30,13 @@
     return value === null || value === undefined ? "–" : value.toFixed(2).replace(/\.?0+$/, "");
   }
 
+  /* The badge's colour class, as pages/templatetags/pages.py's `hue` (one hue every 15 degrees). */
   function hue(playerId) {
     let value = 0;
     for (let i = 0; i < playerId.length; i += 1) {
       value = (value * 31 + playerId.charCodeAt(i)) % 360;
     }
-    return (value * 137) % 360;
+    return `hue-${Math.floor(((value * 137) % 360) / 15)}`;
   }
 
   function initial(name) {
@@ -149,7 +150,7 @@
       const row = this.template.content.firstElementChild.cloneNode(true);
       row.dataset.playerId = entry.player_id;
       row.querySelector("a").href = fromTemplate(this.playerUrl, entry.player_id);
-      row.querySelector(".avatar").style.setProperty("--hue", String(hue(entry.player_id)));
+      row.querySelector(".avatar").classList.add(hue(entry.player_id));
       if (entry.player_id === this.highlight) {
         row.classList.add("me");
         row.setAttribute("aria-current", "true");

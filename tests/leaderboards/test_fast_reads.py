@@ -273,3 +273,17 @@ def test_names_missing_from_the_cache_are_loaded_once_for_the_requests_of_the_mo
     assert len(loads) == 1
     assert [a.content for a in answers] == [client.get(path).content for path in paths]
     assert answers[0].json()["entries"][0]["display_name"] == "Ada"
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/leaderboard/players/p2", "/api/v1/leaderboard/players/p2/around?n=1"]
+)
+def test_a_banned_players_lookup_says_banned_on_the_event_loop_as_in_django(client, board, path):
+    store.players_ban([board.pk], "p2")
+
+    from_django = client.get(path)
+    from_loop = asgi_get(application, path)
+
+    assert from_loop.status_code == from_django.status_code == 404
+    assert from_loop.content == from_django.content
+    assert from_loop.json()["error"]["code"] == "player_banned"

@@ -209,7 +209,7 @@ def test_pending_standings_of_banned_players_are_swept_away(server, season):
     server.post(
         "/api/v1/scores", {"player_id": "cheat", "points": 5, "match_id": "m1"}, format="json"
     )
-    match_services.player_ban(player_id="cheat")
+    match_services.player_ban(player_id="cheat", reason="aimbot")
 
     # when
     services.totals_mirror_pending(older_than=timedelta(0))
@@ -249,7 +249,7 @@ def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
         return iter(snapshot)
 
     def services_ban(player_id):
-        match_services.player_ban(player_id=player_id)
+        match_services.player_ban(player_id=player_id, reason="aimbot")
         services.player_standings_refresh(player_id=player_id)
 
     store.rebuild_standings(season.id, ban_then_chunks, worsening=False)
@@ -260,7 +260,7 @@ def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
 
 def test_an_unban_puts_the_player_back_as_postgresql_has_them(post_scores, season):
     post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
-    match_services.player_ban(player_id="p1")
+    match_services.player_ban(player_id="p1", reason="aimbot")
     services.player_standings_refresh(player_id="p1")
     assert store.scores_of(season.id, ["p1"]) == [None]
 

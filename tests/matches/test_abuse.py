@@ -236,7 +236,7 @@ def test_a_banned_player_is_left_out_of_archived_standings(
     post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
     post_scores({"player_id": "fair", "points": 10, "match_id": "m1"})
     with django_capture_on_commit_callbacks(execute=True):
-        player_ban(player_id="cheat")
+        player_ban(player_id="cheat", reason="aimbot")
 
     closed = closing.season_close(season=season, force=True)
 

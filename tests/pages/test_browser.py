@@ -289,3 +289,53 @@ def test_unknown_pages_get_the_404_page(browser, site, game_server, season, scre
     response = page.goto(f"{site.url}/players/nobody/")
     assert response.status == 404
     assert page.inner_text("main p") == "There is no player 'nobody'."
+
+
+# Every page the site serves to players, in the states a visitor meets them.
+CSP_PAGES = [
+    "/",
+    "/boards/global/",
+    "/boards/global/seasons/s11/",
+    "/players/p015/",
+    "/players/?player_id=p015",
+    "/boards/nope/",
+]
+
+
+def test_no_page_breaks_the_content_security_policy(browser, site, player_with_a_past):
+    context = browser.new_context(viewport=DESKTOP)
+    # Before any page script: the browser's own report of each blocked load, inline script
+    # or inline style, whatever later code does.
+    context.add_init_script(
+        """document.addEventListener('securitypolicyviolation', event => {
+            (window.cspViolations = window.cspViolations || []).push(
+                `${event.violatedDirective} ${event.blockedURI}`);
+        });"""
+    )
+    page = context.new_page()
+    console = []
+    page.on("console", lambda message: console.append(message.text))
+    violations = {}
+    policies = {}
+
+    for path in CSP_PAGES:
+        response = page.goto(f"{site.url}{path}")
+        if page.locator("[data-live-status]").count():
+            wait_live(page)
+        violations[path] = page.evaluate("() => window.cspViolations || []")
+        policies[path] = response.header_value("content-security-policy")
+
+    assert violations == {path: [] for path in CSP_PAGES}
+    assert [text for text in console if "Content Security Policy" in text] == []
+    # The directives come in no fixed order.
+    assert {path: sorted(policy.split("; ")) for path, policy in policies.items()} == {
+        path: [
+            "base-uri 'none'",
+            "default-src 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+            "img-src 'self' https:",
+            "object-src 'none'",
+        ]
+        for path in CSP_PAGES
+    }

@@ -258,3 +258,20 @@ def test_a_player_without_a_running_score_still_has_a_page(client, season):
     assert response.status_code == 200
     assert "Ada Lovelace has no score in a running season." in html
     assert "No closed seasons yet." in html
+
+
+def test_pages_carry_a_strict_content_security_policy_and_the_api_none(client, season):
+    page = client.get("/")
+    api = client.get("/api/v1/boards")
+    admin = client.get("/admin/login/")
+
+    assert sorted(page["Content-Security-Policy"].split("; ")) == [
+        "base-uri 'none'",
+        "default-src 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "img-src 'self' https:",
+        "object-src 'none'",
+    ]
+    assert "Content-Security-Policy" not in api
+    assert "Content-Security-Policy" not in admin

@@ -16,8 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def operator(client):
-    User.objects.create_superuser("operator", "op@example.com", "pw")
-    client.login(username="operator", password="pw")
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
     return client
 
 
@@ -210,13 +209,16 @@ def test_a_season_within_one_day_shows_its_hours(client):
     assert "Nov 2, 2026, 10:00 – 11:00" in page
 
 
-def test_close_now_asks_first_and_says_what_cannot_be_undone(operator, post_scores, season):
+def test_close_now_asks_first_and_says_what_cannot_be_undone(
+    operator, post_scores, season, django_capture_on_commit_callbacks
+):
     assert post_scores({"player_id": "p1", "points": 5, "match_id": "m"}).status_code == 201
     close = {"action": "close_now", "_selected_action": [season.pk]}
 
     asked = operator.post("/admin/seasons/season/", close)
     still_open = Season.objects.get(pk=season.pk).state
-    done = operator.post("/admin/seasons/season/", {**close, "post": "yes"})
+    with django_capture_on_commit_callbacks(execute=True):
+        done = operator.post("/admin/seasons/season/", {**close, "post": "yes"})
 
     assert asked.status_code == 200
     assert "cannot be undone" in asked.content.decode()

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from config.errors import DomainError
-from leaderboards.services import season_rebuild_standings
+from leaderboards.services import season_rebuild_by_operator
 from matches.models import PlayerTotal
 from seasons.locks import SeasonBusy
 from seasons.selectors import season_get
@@ -33,7 +33,7 @@ class Command(BaseCommand):
             desc=f"{season.board.slug}/{season.slug}",
         ) as bar:
             try:
-                size = season_rebuild_standings(season=season, on_progress=bar.update)
+                size = season_rebuild_by_operator(season=season, actor=None, on_progress=bar.update)
             except SeasonBusy as exc:
                 raise CommandError(f"{exc}; try again once it is done.") from exc
         self.stdout.write(f"Rebuilt {season.board.slug}/{season.slug}: {size} players.")
