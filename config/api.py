@@ -11,6 +11,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 
 from config.errors import InvalidInput
+from config.player_ids import PLAYER_ID_PATTERN, PLAYER_ID_RULE
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -87,7 +88,6 @@ class LimitedJSONParser(JSONParser):
             raise exceptions.ParseError("JSON nested too deeply.") from exc
 
 
-PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 PLAYER_ID_PATH = OpenApiParameter(
@@ -95,11 +95,10 @@ PLAYER_ID_PATH = OpenApiParameter(
     str,
     OpenApiParameter.PATH,
     pattern=PLAYER_ID_PATTERN,
-    description="1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'.",
+    description=f"{PLAYER_ID_RULE}.",
 )
 # In query strings an empty value means "not given", as in an HTML form.
 OPTIONAL_SLUG_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,63})?$"
-OPTIONAL_PLAYER_ID_PATTERN = r"^([A-Za-z0-9_.-]{1,64})?$"
 
 SLUG_PATH = OpenApiParameter("slug", str, OpenApiParameter.PATH, pattern=SLUG_PATTERN)
 BOARD_QUERY = OpenApiParameter(

@@ -21,7 +21,7 @@ from config.api import (
     StrictSerializer,
 )
 from config.errors import InvalidInput, NotFound
-from matches.api import check_player_id, player_id_field_validator
+from config.player_ids import check_player_id, player_id_field_validator
 from seasons.models import Season
 from seasons.selectors import season_for_read
 

@@ -35,8 +35,8 @@ from django_prometheus.middleware import Metrics
 from rest_framework.exceptions import Throttled
 
 from config.errors import DomainError, api_error
+from config.player_ids import check_player_id
 from config.throttles import Decision, public_read_take, window_counts
-from matches.api import check_player_id
 from seasons.models import Season, SeasonState
 from seasons.selectors import DEFAULT_BOARD, season_get
 

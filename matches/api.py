@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC
 from typing import Any
 
-from django.core.validators import RegexValidator
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -16,17 +14,19 @@ from rest_framework.views import APIView
 
 from config.api import PLAYER_ID_PATH, StrictCharField, StrictIntegerField, StrictSerializer
 from config.errors import InvalidInput, NotFound
+from config.player_ids import (
+    PLAYER_ID_MAX_LENGTH,
+    check_player_id,
+    player_id_allowed,
+    player_id_field_validator,
+)
+from seasons.scoring import MAX_POINTS
 
 from . import services
-from .models import MAX_POINTS, PLAYER_ID_CHARACTERS, Player
+from .models import Player
 from .permissions import GameServerKeyAuthentication, IsGameServer, allowed_board_slugs
 
 MAX_BATCH = 1000
-
-# The database's rule (see matches.models), with the API's wording.
-player_id_field_validator = RegexValidator(
-    rf"\A{PLAYER_ID_CHARACTERS}\Z", "Use 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
-)
 
 
 def _printable(value: str) -> None:
@@ -36,7 +36,10 @@ def _printable(value: str) -> None:
 
 class ResultIn(StrictSerializer):
     player_id = StrictCharField(
-        min_length=1, max_length=64, trim_whitespace=False, validators=[player_id_field_validator]
+        min_length=1,
+        max_length=PLAYER_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[player_id_field_validator],
     )
     points = StrictIntegerField(min_value=1, max_value=MAX_POINTS)
     match_id = StrictCharField(
@@ -71,7 +74,6 @@ def _result_out(outcome: services.ResultOutcome) -> dict[str, Any]:
 
 
 _RESULT_FIELDS = frozenset(ResultIn().fields)
-_PLAYER_ID = re.compile(PLAYER_ID_CHARACTERS)
 _MISSING = object()
 
 
@@ -110,8 +112,8 @@ def _parse_item(data: Any) -> tuple[services.ResultIn | None, dict[str, list[str
     errors: dict[str, list[str]] = {
         name: ["Unknown field."] for name in sorted(data.keys() - _RESULT_FIELDS)
     }
-    player_id = _text(data, "player_id", errors, max_length=64, required=True)
-    if player_id is not None and not _PLAYER_ID.fullmatch(player_id):
+    player_id = _text(data, "player_id", errors, max_length=PLAYER_ID_MAX_LENGTH, required=True)
+    if player_id is not None and not player_id_allowed(player_id):
         errors["player_id"] = [player_id_field_validator.message]
     match_id = _text(data, "match_id", errors, max_length=128, required=True)
     if match_id is not None and not match_id.isprintable():
@@ -219,16 +221,6 @@ def _player_out(player: Player) -> dict[str, Any]:
         "display_name": player.display_name or player.player_id,
         "avatar_url": player.avatar_url,
     }
-
-
-def check_player_id(player_id: str) -> None:
-    try:
-        player_id_field_validator(player_id)
-    except Exception as exc:
-        raise InvalidInput(
-            "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'.",
-            code="invalid_player_id",
-        ) from exc
 
 
 class PlayerView(APIView):

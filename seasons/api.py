@@ -11,12 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import (
-    BOARD_QUERY,
-    OPTIONAL_PLAYER_ID_PATTERN,
-    SLUG_PATH,
-    validate_query,
-)
+from config.api import BOARD_QUERY, SLUG_PATH, validate_query
+from config.player_ids import OPTIONAL_PLAYER_ID_PATTERN, PLAYER_ID_PATTERN
 
 from . import selectors
 from .models import Board, Season
@@ -135,7 +131,7 @@ REWARDS_PAGE_MAX = 1000
 
 
 class RewardsQuery(BoardQuery):
-    player_id = serializers.RegexField(r"^[A-Za-z0-9_.-]{1,64}$", required=False)
+    player_id = serializers.RegexField(PLAYER_ID_PATTERN, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
     offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
 
