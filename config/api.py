@@ -101,9 +101,6 @@ PLAYER_ID_PATH = OpenApiParameter(
 OPTIONAL_SLUG_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,63})?$"
 
 SLUG_PATH = OpenApiParameter("slug", str, OpenApiParameter.PATH, pattern=SLUG_PATTERN)
-BOARD_QUERY = OpenApiParameter(
-    "board", str, pattern=OPTIONAL_SLUG_PATTERN, description="Board slug (default: global)."
-)
 SEASON_QUERY = OpenApiParameter(
     "season",
     str,

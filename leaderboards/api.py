@@ -13,7 +13,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import (
-    BOARD_QUERY,
     PLAYER_ID_PATH,
     SEASON_QUERY,
     SLUG_PATTERN,
@@ -22,6 +21,7 @@ from config.api import (
 )
 from config.errors import InvalidInput, NotFound
 from config.player_ids import check_player_id, player_id_field_validator
+from seasons.api import BOARD_QUERY
 from seasons.models import Season
 from seasons.selectors import season_for_read
 

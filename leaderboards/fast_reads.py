@@ -37,8 +37,8 @@ from rest_framework.exceptions import Throttled
 from config.errors import DomainError, api_error
 from config.player_ids import check_player_id
 from config.throttles import Decision, public_read_take, window_counts
-from seasons.models import Season, SeasonState
-from seasons.selectors import DEFAULT_BOARD, season_get
+from seasons.models import DEFAULT_BOARD, Season, SeasonState
+from seasons.selectors import season_get
 
 from . import selectors, store
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query

@@ -19,9 +19,8 @@ from django.utils import timezone
 
 from config.caching import RecentAnswers
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
-from seasons.models import Board, ScoreOperator, Season, SeasonState
+from seasons.models import DEFAULT_BOARD, Board, ScoreOperator, Season, SeasonState
 from seasons.scoring import MAX_POINTS, composite_sql
-from seasons.selectors import DEFAULT_BOARD
 
 from . import metrics, outbox
 from .models import Player

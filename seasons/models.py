@@ -23,6 +23,10 @@ slug_validator = RegexValidator(
 )
 
 
+# The board a request means when it names none; created by `manage.py bootstrap`.
+DEFAULT_BOARD = "global"
+
+
 class ScoreOperator(models.TextChoices):
     SUM = "sum", "Sum of all results"
     BEST = "best", "Best single result"

@@ -6,9 +6,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from .models import Board, ScheduleKind, Season
-
-DEFAULT_BOARD = "global"
+from .models import DEFAULT_BOARD, Board, ScheduleKind, Season
 
 
 def season_create(
@@ -38,7 +36,7 @@ def season_create(
 
 
 def default_board_ensure(*, now: datetime | None = None) -> tuple[Board, Season]:
-    """The `global` board on a monthly schedule, with its running season (idempotent)."""
+    """The default board on a monthly schedule, with its running season (idempotent)."""
     from .planning import board_seasons_plan
 
     board, _ = Board.objects.get_or_create(
