@@ -36,15 +36,19 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+NOT_AN_OBJECT = "Expected a JSON object."
+UNKNOWN_FIELD = "Unknown field."
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know, instead of silently dropping them."""
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+            raise serializers.ValidationError({"non_field_errors": [NOT_AN_OBJECT]})
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            raise serializers.ValidationError({name: [UNKNOWN_FIELD] for name in unknown})
         return super().to_internal_value(data)
 
 

@@ -36,7 +36,9 @@ board_lookups_cache: RecentAnswers[Board | None] = RecentAnswers(
 
 
 @dataclass(frozen=True, slots=True)
-class ResultIn:
+class PostedResult:
+    """A result as a game server posted it, checked field by field (matches.api)."""
+
     player_id: str
     points: int
     match_id: str
@@ -60,7 +62,7 @@ class ResultOutcome:
 @dataclass(slots=True)
 class _Item:
     index: int
-    result: ResultIn
+    result: PostedResult
     board: Board
     # None when no season takes the result now; `refusal` says why, and stands unless the
     # result turns out to be stored already (a retry is a duplicate whatever the clock says).
@@ -93,7 +95,7 @@ def _boards(slugs: set[str]) -> dict[str, Board]:
 
 
 def _resolve(
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     now: datetime,
     batch: bool,
     allowed_boards: frozenset[str] | None,
@@ -297,7 +299,7 @@ def _contribution(rule: str, items: list[_Item]) -> tuple[int, datetime]:
 
 def results_record(
     *,
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     batch: bool = False,
     allowed_boards: frozenset[str] | None = None,
 ) -> list[ResultOutcome]:
@@ -331,7 +333,7 @@ def results_record(
 
 
 def _record(
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     now: datetime,
     batch: bool,
     allowed_boards: frozenset[str] | None,
