@@ -11,6 +11,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 
 from config.errors import InvalidInput
+from config.player_ids import PLAYER_ID_PATTERN, PLAYER_ID_RULE
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -35,15 +36,19 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+NOT_AN_OBJECT = "Expected a JSON object."
+UNKNOWN_FIELD = "Unknown field."
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know, instead of silently dropping them."""
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+            raise serializers.ValidationError({"non_field_errors": [NOT_AN_OBJECT]})
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            raise serializers.ValidationError({name: [UNKNOWN_FIELD] for name in unknown})
         return super().to_internal_value(data)
 
 
@@ -87,7 +92,6 @@ class LimitedJSONParser(JSONParser):
             raise exceptions.ParseError("JSON nested too deeply.") from exc
 
 
-PLAYER_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 PLAYER_ID_PATH = OpenApiParameter(
@@ -95,16 +99,12 @@ PLAYER_ID_PATH = OpenApiParameter(
     str,
     OpenApiParameter.PATH,
     pattern=PLAYER_ID_PATTERN,
-    description="1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'.",
+    description=f"{PLAYER_ID_RULE}.",
 )
 # In query strings an empty value means "not given", as in an HTML form.
 OPTIONAL_SLUG_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,63})?$"
-OPTIONAL_PLAYER_ID_PATTERN = r"^([A-Za-z0-9_.-]{1,64})?$"
 
 SLUG_PATH = OpenApiParameter("slug", str, OpenApiParameter.PATH, pattern=SLUG_PATTERN)
-BOARD_QUERY = OpenApiParameter(
-    "board", str, pattern=OPTIONAL_SLUG_PATTERN, description="Board slug (default: global)."
-)
 SEASON_QUERY = OpenApiParameter(
     "season",
     str,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.http import HttpResponse, HttpResponseNotModified
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,7 +13,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import (
-    BOARD_QUERY,
     PLAYER_ID_PATH,
     SEASON_QUERY,
     SLUG_PATTERN,
@@ -21,7 +20,8 @@ from config.api import (
     StrictSerializer,
 )
 from config.errors import InvalidInput, NotFound
-from matches.api import check_player_id, player_id_field_validator
+from config.player_ids import check_player_id, player_id_field_validator
+from seasons.api import BOARD_QUERY
 from seasons.models import Season
 from seasons.selectors import season_for_read
 
@@ -31,9 +31,25 @@ _SLUG = re.compile(SLUG_PATTERN)
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
 
 
-def read_query(params: Any, **ranges: tuple[int, int, int]) -> dict[str, Any]:
+class QueryInteger(NamedTuple):
+    """A whole-number query parameter: read by read_query, described by its OpenAPI parameter."""
+
+    default: int
+    low: int
+    high: int
+    meaning: str = ""
+
+    def parameter(self, name: str) -> OpenApiParameter:
+        return OpenApiParameter(
+            name,
+            {"type": "integer", "minimum": self.low, "maximum": self.high},
+            description=f"{self.meaning}{self.low}-{self.high}, default {self.default}.",
+        )
+
+
+def read_query(params: Any, **ranges: QueryInteger) -> dict[str, Any]:
     """The read endpoints' query: board, season, rank_style and the integers in `ranges`
-    (name -> (default, min, max)). Written out rather than a serializer per request because
+    (by name). Written out rather than a serializer per request because
     these are the hottest endpoints (the benchmark measured the serializer at 5-8% of a rank
     read); an empty value means "not given", as for every query parameter of the API."""
     errors: dict[str, list[str]] = {}
@@ -46,7 +62,7 @@ def read_query(params: Any, **ranges: tuple[int, int, int]) -> dict[str, Any]:
     query["rank_style"] = params.get("rank_style") or "ordinal"
     if query["rank_style"] not in selectors.RANK_STYLES:
         errors["rank_style"] = [f"Use one of: {', '.join(selectors.RANK_STYLES)}."]
-    for name, (default, low, high) in ranges.items():
+    for name, (default, low, high, _) in ranges.items():
         raw = params.get(name) or None
         if raw is None:
             query[name] = default
@@ -135,10 +151,16 @@ def _season(query: dict[str, Any]) -> Season:
     return season_for_read(board_slug=query.get("board"), season_slug=query.get("season"))
 
 
-# The top's query: limit 1-100 (default 10) and offset from 0.
-TOP_RANGES = {"limit": (10, 1, 100), "offset": (0, 0, 2**31)}
-# Around-me's window: n ranks each side, 0-50 (default 5).
-AROUND_RANGES = {"n": (5, 0, 50)}
+# The top's query, and around-me's window (n ranks each side).
+TOP_RANGES = {
+    "limit": QueryInteger(10, 1, 100),
+    "offset": QueryInteger(0, 0, 2**31, "Ranks to skip, "),
+}
+AROUND_RANGES = {"n": QueryInteger(5, 0, 50, "Ranks each side, ")}
+
+
+def _integer_parameters(ranges: dict[str, QueryInteger]) -> list[OpenApiParameter]:
+    return [rule.parameter(name) for name, rule in ranges.items()]
 
 
 def not_ranked(player_id: str, season: Season, *, banned: bool = False) -> NotFound:
@@ -159,16 +181,7 @@ class TopView(APIView):
     @extend_schema(
         parameters=[
             *_SEASON_PARAMS,
-            OpenApiParameter(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100},
-                description="1-100, default 10.",
-            ),
-            OpenApiParameter(
-                "offset",
-                {"type": "integer", "minimum": 0, "maximum": 2**31},
-                description="Ranks to skip, default 0.",
-            ),
+            *_integer_parameters(TOP_RANGES),
             OpenApiParameter(
                 "If-None-Match",
                 str,
@@ -234,11 +247,7 @@ class AroundView(APIView):
         parameters=[
             *_SEASON_PARAMS,
             PLAYER_ID_PATH,
-            OpenApiParameter(
-                "n",
-                {"type": "integer", "minimum": 0, "maximum": 50},
-                description="0-50, default 5.",
-            ),
+            *_integer_parameters(AROUND_RANGES),
         ],
         responses=AroundOut,
         summary="The ranks just above and below a player",

@@ -17,7 +17,7 @@ from rest_framework import serializers
 
 from config.api import StrictCharField, StrictSerializer, validate_query
 from config.errors import DomainError, InvalidInput, Unavailable
-from matches.api import player_id_field_validator
+from config.player_ids import player_id_field_validator
 from seasons.selectors import season_for_read
 
 from . import live

@@ -28,17 +28,17 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from asgiref.sync import sync_to_async
-from cachetools import LRUCache
 from django.conf import settings
 from django.db import close_old_connections
 from django_prometheus.middleware import Metrics
 from rest_framework.exceptions import Throttled
 
+from config.caching import RecentAnswers
 from config.errors import DomainError, api_error
+from config.player_ids import check_player_id
 from config.throttles import Decision, public_read_take, window_counts
-from matches.api import check_player_id
-from seasons.models import Season, SeasonState
-from seasons.selectors import DEFAULT_BOARD, season_get
+from seasons.models import DEFAULT_BOARD, Season, SeasonState
+from seasons.selectors import season_get
 
 from . import selectors, store
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
@@ -235,24 +235,25 @@ class _OnePerKey:
 
 _once = _OnePerKey()
 
-# Seasons this process has looked up, with when: reused for LEADERBOARD_SEASON_CACHE_SECONDS,
+# Seasons the event loop has looked up, with when: reused for LEADERBOARD_SEASON_CACHE_SECONDS,
 # then renewed in the background while the old one is served for as long again (a season's
 # rows change a few times in its life; the sync path's cache has the same age bound).
-_seasons: LRUCache[tuple[str, str | None], tuple[Season, float]] = LRUCache(maxsize=1024)
+season_lookups_on_loop: RecentAnswers[tuple[Season, float]] = RecentAnswers(
+    seconds=lambda: 2 * settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1024
+)
 
 
 def seasons_forget() -> None:
     """Forget the seasons looked up (tests; a process otherwise renews them as they age)."""
-    _seasons.clear()
+    season_lookups_on_loop.clear()
 
 
 async def _season(board_slug: str | None, season_slug: str | None) -> Season:
     key = (board_slug or DEFAULT_BOARD, season_slug or None)
     seconds = settings.LEADERBOARD_SEASON_CACHE_SECONDS
-    known = _seasons.get(key)
-    age = time.monotonic() - known[1] if known else None
-    if known is not None and age is not None and age < 2 * seconds:
-        if age >= seconds:
+    known = season_lookups_on_loop.peek(key)
+    if known is not None:
+        if time.monotonic() - known[1] >= seconds:
             _once.soon(("season", key), lambda: _season_lookup(key))
         season = known[0]
     else:
@@ -267,8 +268,7 @@ async def _season(board_slug: str | None, season_slug: str | None) -> Season:
 
 async def _season_lookup(key: tuple[str, str | None]) -> Season:
     season = await _season_get(board_slug=key[0], season_slug=key[1])
-    if settings.LEADERBOARD_SEASON_CACHE_SECONDS > 0:
-        _seasons[key] = (season, time.monotonic())
+    season_lookups_on_loop.put(key, (season, time.monotonic()))
     return season
 
 

@@ -3,25 +3,21 @@
 from datetime import datetime
 
 from django.contrib.postgres.indexes import BrinIndex
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from rest_framework_api_key.models import AbstractAPIKey
 
+from config.player_ids import PLAYER_ID_MAX_LENGTH, PLAYER_ID_PATTERN, player_id_validator
+
 # Points and totals fit the 29 high bits of the composite score.
 from seasons.scoring import MAX_POINTS
 
-# The player-id rule. The database's check constraint reads PLAYER_ID_PATTERN, where "$" is the
-# end of the string; in Python "$" would also match before a final newline, so Python checks
-# with \A...\Z, which accepts exactly what PostgreSQL accepts.
-PLAYER_ID_CHARACTERS = r"[A-Za-z0-9_.-]{1,64}"
-PLAYER_ID_PATTERN = rf"^{PLAYER_ID_CHARACTERS}$"
-PLAYER_ID_MESSAGE = "A player id is 1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'."
-player_id_validator = RegexValidator(rf"\A{PLAYER_ID_CHARACTERS}\Z", PLAYER_ID_MESSAGE)
-
 
 class Player(models.Model):
-    player_id = models.CharField(max_length=64, primary_key=True, validators=[player_id_validator])
+    player_id = models.CharField(
+        max_length=PLAYER_ID_MAX_LENGTH, primary_key=True, validators=[player_id_validator]
+    )
     display_name = models.CharField(max_length=100, blank=True, default="")
     avatar_url = models.URLField(max_length=500, blank=True, default="")
     # A banned player is hidden from live boards and future archives; their new results are
@@ -176,7 +172,7 @@ class PendingStanding(models.Model):
         db_index=False,
         db_constraint=False,
     )
-    player_id = models.CharField(max_length=64)
+    player_id = models.CharField(max_length=PLAYER_ID_MAX_LENGTH)
     composite = models.BigIntegerField()
     changed_at = models.DateTimeField()
 

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import orjson
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.caching import RecentAnswers
 from config.errors import Conflict, Forbidden, InvalidInput, NotFound
-from seasons.models import Board, ScoreOperator, Season, SeasonState
+from seasons.models import DEFAULT_BOARD, Board, ScoreOperator, Season, SeasonState
 from seasons.scoring import MAX_POINTS, composite_sql
-from seasons.selectors import DEFAULT_BOARD
 
 from . import metrics, outbox
 from .models import Player
@@ -40,7 +41,9 @@ board_lookups_cache: RecentAnswers[Board | None] = RecentAnswers(
 
 
 @dataclass(frozen=True, slots=True)
-class ResultIn:
+class PostedResult:
+    """A result as a game server posted it, checked field by field (matches.api)."""
+
     player_id: str
     points: int
     match_id: str
@@ -61,28 +64,66 @@ class ResultOutcome:
     ended_at: datetime
 
 
+class ResultKey(NamedTuple):
+    """What makes a result unique: a match counts once per board and player."""
+
+    board_id: int
+    match_id: str
+    player_id: str
+
+
+class PlayerSeason(NamedTuple):
+    """Whose total: a player's in one season."""
+
+    season_id: int
+    player_id: str
+
+
+class SeasonRef(NamedTuple):
+    id: int
+    slug: str
+
+
+class StoredResult(NamedTuple):
+    """A result already in the table, found for a request's result that was not inserted."""
+
+    points: int
+    season: SeasonRef
+
+
+class Contribution(NamedTuple):
+    """What one request's new results add to one player's season total."""
+
+    player_season: PlayerSeason
+    points: int
+    reached_at: datetime
+    # The first of those results: its season and board give the total's scoring rules.
+    first: _Item
+
+
 @dataclass(slots=True)
 class _Item:
     index: int
-    result: ResultIn
+    result: PostedResult
     board: Board
     # None when no season takes the result now; `refusal` says why, and stands unless the
     # result turns out to be stored already (a retry is a duplicate whatever the clock says).
     season: Season | None
     ended_at: datetime
     refusal: Conflict | None = None
+    key: ResultKey = field(init=False)
 
-    @property
-    def key(self) -> tuple[int, str, str]:
-        """What makes a result unique: a match counts once per board and player."""
-        return (self.board.id, self.result.match_id, self.result.player_id)
+    def __post_init__(self) -> None:
+        self.key = ResultKey(self.board.id, self.result.match_id, self.result.player_id)
 
 
-def _at(index: int, batch: bool) -> dict[str, int] | None:
+def _item_details(index: int, batch: bool) -> dict[str, int] | None:
+    """An error's details that name the batch item it is about (none for a single result)."""
     return {"index": index} if batch else None
 
 
-def _where(index: int, batch: bool) -> str:
+def _item_prefix(index: int, batch: bool) -> str:
+    """The start of an error's message that names the batch item it is about."""
     return f"Item {index}: " if batch else ""
 
 
@@ -97,7 +138,7 @@ def _boards(slugs: set[str]) -> dict[str, Board]:
 
 
 def _resolve(
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     now: datetime,
     batch: bool,
     allowed_boards: frozenset[str] | None,
@@ -110,23 +151,23 @@ def _resolve(
         slug = result.board or DEFAULT_BOARD
         if slug not in boards:
             raise NotFound(
-                f"{_where(index, batch)}unknown board '{slug}'.",
+                f"{_item_prefix(index, batch)}unknown board '{slug}'.",
                 code="board_not_found",
-                details=_at(index, batch),
+                details=_item_details(index, batch),
             )
         if allowed_boards is not None and slug not in allowed_boards:
             raise Forbidden(
-                f"{_where(index, batch)}this game-server key may not post to board '{slug}'.",
+                f"{_item_prefix(index, batch)}this game-server key may not post to board '{slug}'.",
                 code="board_not_allowed",
-                details=_at(index, batch),
+                details=_item_details(index, batch),
             )
         limit = boards[slug].max_points_per_result
         if limit is not None and result.points > limit:
             raise InvalidInput(
-                f"{_where(index, batch)}{result.points} points is more than board '{slug}' "
+                f"{_item_prefix(index, batch)}{result.points} points is more than board '{slug}' "
                 f"allows for one result ({limit}).",
                 code="points_over_limit",
-                details={**(_at(index, batch) or {}), "max_points_per_result": limit},
+                details={**(_item_details(index, batch) or {}), "max_points_per_result": limit},
             )
     ended = [r.ended_at or now for r in results]
     explicit = {r.season for r in results if r.season}
@@ -159,26 +200,27 @@ def _resolve(
             season = next((s for s in candidates if s.slug == result.season), None)
             if season is None:
                 raise NotFound(
-                    f"{_where(index, batch)}board '{board.slug}' has no season '{result.season}'.",
+                    f"{_item_prefix(index, batch)}board '{board.slug}' has no season "
+                    f"'{result.season}'.",
                     code="season_not_found",
-                    details=_at(index, batch),
+                    details=_item_details(index, batch),
                 )
             if not season.holds(ended_at):
                 refusal = Conflict(
-                    f"{_where(index, batch)}the result ended outside season "
+                    f"{_item_prefix(index, batch)}the result ended outside season "
                     f"'{season.slug}' ({season.starts_at.isoformat()} to "
                     f"{season.ends_at.isoformat()}).",
                     code="season_closed",
-                    details=_at(index, batch),
+                    details=_item_details(index, batch),
                 )
         else:
             season = next((s for s in candidates if s.holds(ended_at)), None)
             if season is None:
                 refusal = Conflict(
-                    f"{_where(index, batch)}board '{board.slug}' has no season running at "
+                    f"{_item_prefix(index, batch)}board '{board.slug}' has no season running at "
                     f"{ended_at.isoformat()}.",
                     code="no_active_season",
-                    details=_at(index, batch),
+                    details=_item_details(index, batch),
                 )
         if (
             season is not None
@@ -186,9 +228,9 @@ def _resolve(
             and (season.state != SeasonState.OPEN or now >= season.accepts_until)
         ):
             refusal = Conflict(
-                f"{_where(index, batch)}season '{season.slug}' is closed to new results.",
+                f"{_item_prefix(index, batch)}season '{season.slug}' is closed to new results.",
                 code="season_closed",
-                details=_at(index, batch),
+                details=_item_details(index, batch),
             )
         items.append(_Item(index, result, board, None if refusal else season, ended_at, refusal))
     return items
@@ -304,7 +346,7 @@ def _contribution(rule: str, items: list[_Item]) -> tuple[int, datetime]:
 
 def results_record(
     *,
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     batch: bool = False,
     allowed_boards: frozenset[str] | None = None,
 ) -> list[ResultOutcome]:
@@ -317,8 +359,11 @@ def results_record(
     for index, result in enumerate(results):
         if result.ended_at is not None and result.ended_at > now + skew:
             raise InvalidInput(
-                f"{_where(index, batch)}ended_at may not be in the future.",
-                details={**(_at(index, batch) or {}), "fields": {"ended_at": ["In the future."]}},
+                f"{_item_prefix(index, batch)}ended_at may not be in the future.",
+                details={
+                    **(_item_details(index, batch) or {}),
+                    "fields": {"ended_at": ["In the future."]},
+                },
             )
     try:
         with transaction.atomic():
@@ -338,122 +383,165 @@ def results_record(
 
 
 def _record(
-    results: Sequence[ResultIn],
+    results: Sequence[PostedResult],
     now: datetime,
     batch: bool,
     allowed_boards: frozenset[str] | None,
 ) -> tuple[list[ResultOutcome], list[outbox.StandingChange]]:
+    """The write path's steps, a statement each: insert the results, look up the ones already
+    stored, merge the new ones into the totals (one statement per scoring rule in the request),
+    and read the totals that no merge returned (players whose results were all duplicates)."""
     items = _resolve(results, now, batch, allowed_boards)
-
-    # The same (board, match, player) twice in one request: the first one counts.
-    first_of: dict[tuple[int, str, str], _Item] = {}
-    for item in items:
-        if item.key not in first_of:
-            first_of[item.key] = item
-        elif first_of[item.key].result.points != item.result.points:
-            raise Conflict(
-                f"{_where(item.index, batch)}match '{item.result.match_id}' already has a "
-                f"different result for player '{item.result.player_id}' in this request.",
-                code="conflict",
-                details=_at(item.index, batch),
-            )
+    first_of = _first_of_each_result(items, batch)
     # Sorted keys everywhere: concurrent requests lock rows in one order, so never deadlock.
-    unique = sorted((key, item) for key, item in first_of.items() if item.season is not None)
+    to_insert = sorted((key, item) for key, item in first_of.items() if item.season is not None)
 
     with connection.cursor() as cursor:
-        inserted: dict[tuple[int, str, str], bool] = {}
-        if unique:
-            rows = [
-                {
-                    "b": key[0],
-                    "s": item.season.id,  # type: ignore[union-attr]
-                    "m": key[1],
-                    "p": key[2],
-                    "pts": item.result.points,
-                    "e": item.ended_at,
-                }
-                for key, item in unique
-            ]
-            cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": _json(rows)})
-            inserted = {(row[0], row[1], row[2]): row[3] for row in cursor.fetchall()}
+        inserted = _results_insert(cursor, to_insert, now)
         stored = _stored_results(
             cursor, [key for key in sorted(first_of) if key not in inserted], first_of, batch
         )
-
-        # Each player's contribution from the counted results this request really inserted.
-        new_by_player: dict[tuple[int, str], list[_Item]] = defaultdict(list)
-        for key, item in unique:
-            if inserted.get(key):
-                new_by_player[(item.season.id, key[2])].append(item)  # type: ignore[union-attr]
-        totals: dict[tuple[int, str], int] = {}
+        totals: dict[PlayerSeason, int] = {}
         changes: list[outbox.StandingChange] = []
-        by_rule: dict[str, list[tuple[tuple[int, str], int, datetime, _Item]]] = defaultdict(list)
-        for player_key, player_items in sorted(new_by_player.items()):
-            rule = _rule(player_items[0].board)
-            points, reached_at = _contribution(rule, player_items)
-            if points > MAX_POINTS:
-                raise Conflict(
-                    f"A player's season total may not pass {MAX_POINTS}.",
-                    code="total_limit_exceeded",
-                    details=_at(player_items[-1].index, batch),
-                )
-            by_rule[rule].append((player_key, points, reached_at, player_items[0]))
-        for rule, rows in by_rule.items():
-            changes.extend(_upsert_totals(cursor, rule, rows, now, totals))
+        for rule, contributions in _contributions_by_rule(to_insert, inserted, batch).items():
+            changes.extend(_totals_upsert(cursor, rule, contributions, now, totals))
 
         # Where each item stands: its own season, or for a duplicate the stored result's.
         season_of = {item.index: _season_of(first_of[item.key], inserted, stored) for item in items}
-        missing = sorted(
-            {(season_of[i.index][0], i.result.player_id) for i in items} - totals.keys()
+        _totals_read(
+            cursor,
+            {PlayerSeason(season_of[i.index].id, i.result.player_id) for i in items},
+            totals,
         )
-        if missing:
-            cursor.execute(
-                """
-                SELECT season_id, player_id, points FROM matches_playertotal
-                WHERE (season_id, player_id) IN (
-                    SELECT * FROM unnest(%s::bigint[], %s::text[]))
-                """,
-                [[m[0] for m in missing], [m[1] for m in missing]],
-            )
-            for season_id, player_id, points in cursor.fetchall():
-                totals[(season_id, player_id)] = points
 
     accepted = {item.index for key, item in first_of.items() if key in inserted}
     return _outcomes(items, accepted, totals, season_of), changes
 
 
+def _first_of_each_result(items: list[_Item], batch: bool) -> dict[ResultKey, _Item]:
+    """The same (board, match, player) twice in one request: the first one counts, and a later
+    one with other points is a conflict."""
+    first_of: dict[ResultKey, _Item] = {}
+    for item in items:
+        if item.key not in first_of:
+            first_of[item.key] = item
+        elif first_of[item.key].result.points != item.result.points:
+            raise Conflict(
+                f"{_item_prefix(item.index, batch)}match '{item.result.match_id}' already has a "
+                f"different result for player '{item.result.player_id}' in this request.",
+                code="conflict",
+                details=_item_details(item.index, batch),
+            )
+    return first_of
+
+
+def _results_insert(
+    cursor: CursorWrapper, to_insert: list[tuple[ResultKey, _Item]], now: datetime
+) -> dict[ResultKey, bool]:
+    """Insert the results not stored yet; returns each inserted one's key and whether it counts
+    (not when its player is banned)."""
+    if not to_insert:
+        return {}
+    rows = [
+        {
+            "b": key.board_id,
+            "s": item.season.id,  # type: ignore[union-attr]
+            "m": key.match_id,
+            "p": key.player_id,
+            "pts": item.result.points,
+            "e": item.ended_at,
+        }
+        for key, item in to_insert
+    ]
+    cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": _json(rows)})
+    return {
+        ResultKey(board_id, match_id, player_id): counted
+        for board_id, match_id, player_id, counted in cursor.fetchall()
+    }
+
+
+def _contributions_by_rule(
+    to_insert: list[tuple[ResultKey, _Item]], inserted: dict[ResultKey, bool], batch: bool
+) -> dict[str, list[Contribution]]:
+    """Each player's contribution from the counted results this request really inserted,
+    grouped by the scoring rule that merges it into their total."""
+    new_by_player: dict[PlayerSeason, list[_Item]] = defaultdict(list)
+    for key, item in to_insert:
+        if inserted.get(key):
+            new_by_player[PlayerSeason(item.season.id, key.player_id)].append(item)  # type: ignore[union-attr]
+    by_rule: dict[str, list[Contribution]] = defaultdict(list)
+    for player_season, player_items in sorted(new_by_player.items()):
+        rule = _rule(player_items[0].board)
+        points, reached_at = _contribution(rule, player_items)
+        if points > MAX_POINTS:
+            raise Conflict(
+                f"A player's season total may not pass {MAX_POINTS}.",
+                code="total_limit_exceeded",
+                details=_item_details(player_items[-1].index, batch),
+            )
+        by_rule[rule].append(Contribution(player_season, points, reached_at, player_items[0]))
+    return by_rule
+
+
+def _totals_read(
+    cursor: CursorWrapper, wanted: set[PlayerSeason], totals: dict[PlayerSeason, int]
+) -> None:
+    """Add to `totals` the wanted ones no upsert returned (players whose results were all
+    duplicates or refused)."""
+    missing = sorted(wanted - totals.keys())
+    if not missing:
+        return
+    cursor.execute(
+        """
+        SELECT season_id, player_id, points FROM matches_playertotal
+        WHERE (season_id, player_id) IN (
+            SELECT * FROM unnest(%s::bigint[], %s::text[]))
+        """,
+        [[m.season_id for m in missing], [m.player_id for m in missing]],
+    )
+    for season_id, player_id, points in cursor.fetchall():
+        totals[PlayerSeason(season_id, player_id)] = points
+
+
 def _season_of(
     first: _Item,
-    inserted: dict[tuple[int, str, str], bool],
-    stored: dict[tuple[int, str, str], tuple[int, str]],
-) -> tuple[int, str]:
+    inserted: dict[ResultKey, bool],
+    stored: dict[ResultKey, SeasonRef],
+) -> SeasonRef:
     if first.key in inserted and first.season is not None:
-        return first.season.id, first.season.slug
+        return SeasonRef(first.season.id, first.season.slug)
     return stored[first.key]
 
 
 def _stored_results(
-    cursor: object,
-    keys: list[tuple[int, str, str]],
-    first_of: dict[tuple[int, str, str], _Item],
+    cursor: CursorWrapper,
+    keys: list[ResultKey],
+    first_of: dict[ResultKey, _Item],
     batch: bool,
-) -> dict[tuple[int, str, str], tuple[int, str]]:
+) -> dict[ResultKey, SeasonRef]:
     """For results not inserted: the stored result makes a duplicate when its points agree (in
     whatever season it was stored), a conflict otherwise; with none stored, the item's refusal
-    stands. Returns each duplicate's (season id, season slug)."""
+    stands. Returns each duplicate's season."""
     if not keys:
         return {}
-    cursor.execute(  # type: ignore[attr-defined]
+    cursor.execute(
         """
         SELECT r.board_id, r.match_id, r.player_id, r.points, s.id, s.slug
         FROM matches_matchresult r JOIN seasons_season s ON s.id = r.season_id
         WHERE (r.board_id, r.match_id, r.player_id) IN (
             SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[]))
         """,
-        [[k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]],
+        [
+            [k.board_id for k in keys],
+            [k.match_id for k in keys],
+            [k.player_id for k in keys],
+        ],
     )
-    found = {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in cursor.fetchall()}  # type: ignore[attr-defined]
-    seasons: dict[tuple[int, str, str], tuple[int, str]] = {}
+    found = {
+        ResultKey(board_id, match_id, player_id): StoredResult(points, SeasonRef(id, slug))
+        for board_id, match_id, player_id, points, id, slug in cursor.fetchall()
+    }
+    seasons: dict[ResultKey, SeasonRef] = {}
     for key in keys:
         item = first_of[key]
         if key not in found:
@@ -461,27 +549,28 @@ def _stored_results(
                 raise item.refusal
             # ON CONFLICT skipped it, so a committed row exists and this statement sees it.
             raise RuntimeError(f"result {key} neither inserted nor stored")
-        points, season_id, season_slug = found[key]
-        if points != item.result.points:
+        stored = found[key]
+        if stored.points != item.result.points:
             raise Conflict(
-                f"{_where(item.index, batch)}match '{item.result.match_id}' already has "
-                f"a different result ({points} points) for player "
+                f"{_item_prefix(item.index, batch)}match '{item.result.match_id}' already has "
+                f"a different result ({stored.points} points) for player "
                 f"'{item.result.player_id}'.",
                 code="conflict",
-                details=_at(item.index, batch),
+                details=_item_details(item.index, batch),
             )
-        seasons[key] = (season_id, season_slug)
+        seasons[key] = stored.season
     return seasons
 
 
-def _upsert_totals(
-    cursor: object,
+def _totals_upsert(
+    cursor: CursorWrapper,
     rule: str,
-    rows: list[tuple[tuple[int, str], int, datetime, _Item]],
+    contributions: list[Contribution],
     now: datetime,
-    totals: dict[tuple[int, str], int],
+    totals: dict[PlayerSeason, int],
 ) -> list[outbox.StandingChange]:
-    """Merge the contributions of one rule into the totals; returns the new standings."""
+    """Merge the contributions of one rule into the totals; records each new total in `totals`
+    and returns the new standings for the mirror."""
     sql = _UPSERT_TOTALS_SQL.format(
         merge=_MERGE_SQL[rule],
         composite=composite_sql(
@@ -491,34 +580,35 @@ def _upsert_totals(
             lowest_first="contribution.lowest_first",
         ),
     )
-    cursor.execute(  # type: ignore[attr-defined]
+    cursor.execute(
         sql,
         {
             "now": now,
             "contributions": _json(
                 [
                     {
-                        "season_id": season_id,
-                        "player_id": player_id,
-                        "points": points,
-                        "reached_at": reached_at,
-                        "starts_at": item.season.starts_at,  # type: ignore[union-attr]
-                        "lowest_first": item.board.lowest_first,
+                        "season_id": c.player_season.season_id,
+                        "player_id": c.player_season.player_id,
+                        "points": c.points,
+                        "reached_at": c.reached_at,
+                        "starts_at": c.first.season.starts_at,  # type: ignore[union-attr]
+                        "lowest_first": c.first.board.lowest_first,
                     }
-                    for (season_id, player_id), points, reached_at, item in rows
+                    for c in contributions
                 ]
             ),
         },
     )
-    worsening: dict[int, bool] = {}
-    for (season_id, _), _, _, item in rows:
-        if season_id not in worsening:
-            worsening[season_id] = item.board.standings_worsen
+    worsening_in: dict[int, bool] = {}
+    for c in contributions:
+        worsening_in.setdefault(c.player_season.season_id, c.first.board.standings_worsen)
     changes = []
-    for pending_id, season_id, player_id, composite, points in cursor.fetchall():  # type: ignore[attr-defined]
-        totals[(season_id, player_id)] = points
+    for pending_id, season_id, player_id, composite, points in cursor.fetchall():
+        totals[PlayerSeason(season_id, player_id)] = points
         changes.append(
-            outbox.StandingChange(pending_id, season_id, player_id, composite, worsening[season_id])
+            outbox.StandingChange(
+                pending_id, season_id, player_id, composite, worsening_in[season_id]
+            )
         )
     return changes
 
@@ -526,15 +616,15 @@ def _upsert_totals(
 def _outcomes(
     items: list[_Item],
     accepted: set[int],
-    totals: dict[tuple[int, str], int],
-    season_of: dict[int, tuple[int, str]],
+    totals: dict[PlayerSeason, int],
+    season_of: dict[int, SeasonRef],
 ) -> list[ResultOutcome]:
     """One outcome per item, in request order. On sum boards an accepted result reports the
     player's running total right after it; otherwise the total once the request committed."""
-    later_points: dict[tuple[int, str], int] = defaultdict(int)
+    later_points: dict[PlayerSeason, int] = defaultdict(int)
     total_after: dict[int, int] = {}
     for item in reversed(items):
-        player_key = (season_of[item.index][0], item.result.player_id)
+        player_key = PlayerSeason(season_of[item.index].id, item.result.player_id)
         total = totals.get(player_key, 0)
         if item.index in accepted and _rule(item.board) == "sum":
             total_after[item.index] = total - later_points[player_key]
@@ -547,7 +637,7 @@ def _outcomes(
             match_id=item.result.match_id,
             player_id=item.result.player_id,
             board=item.board.slug,
-            season=season_of[item.index][1],
+            season=season_of[item.index].slug,
             points=item.result.points,
             total_points=total_after[item.index],
             ended_at=item.ended_at,

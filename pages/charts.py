@@ -16,8 +16,9 @@ HEIGHT = 260
 # Rank labels sit just above their grid lines, dates below the plot: the margins leave room for
 # them at the larger type used on phones (see site.css).
 LEFT, RIGHT, TOP, BOTTOM = 8, 12, 34, 40
-# A season has at most one sample per player every five minutes; one point per pixel is enough.
-MAX_POINTS = WIDTH - LEFT - RIGHT
+# The most samples drawn (not the score cap): a season has at most one sample per player every
+# five minutes, and one point per pixel is enough.
+MAX_PLOTTED_SAMPLES = WIDTH - LEFT - RIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,7 @@ def rank_chart(
     *, samples: Sequence[tuple[datetime, int]], starts_at: datetime, now: datetime
 ) -> RankChart | None:
     """The chart of (time, rank) samples, oldest first, over starts_at..now; None when empty."""
-    samples = _thin(samples, MAX_POINTS)
+    samples = _thin(samples, MAX_PLOTTED_SAMPLES)
     if not samples:
         return None
     ranks = [rank for _, rank in samples]

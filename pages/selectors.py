@@ -6,7 +6,6 @@ NotFound like the API does, and the views turn that into the HTML 404 page.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,8 +13,9 @@ from typing import Any
 from django.utils import timezone
 
 from config.errors import NotFound
+from config.player_ids import player_id_allowed
 from leaderboards.selectors import leaderboard_top, player_around, player_standing
-from matches.models import PLAYER_ID_CHARACTERS, Player
+from matches.models import Player
 from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.selectors import boards_list, player_history, season_for_read, seasons_list
 
@@ -25,8 +25,6 @@ from .models import RankSample
 PAGE_SIZE = 100
 # Players shown above and below a player on their page.
 AROUND = 5
-
-_player_id = re.compile(PLAYER_ID_CHARACTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +98,7 @@ def player_page(*, player_id: str, now: datetime | None = None) -> dict[str, Any
     """A player's profile, their standing in each running season and their past seasons."""
     now = now or timezone.now()
     player = None
-    if _player_id.fullmatch(player_id):
+    if player_id_allowed(player_id):
         player = Player.objects.filter(player_id=player_id).first()
     if player is None:
         raise NotFound(f"There is no player '{player_id}'.", code="player_not_found")

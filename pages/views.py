@@ -18,7 +18,7 @@ from django.views.decorators.http import require_safe
 
 from config.errors import NotFound
 from config.throttles import pages_wait
-from seasons.selectors import DEFAULT_BOARD
+from seasons.models import DEFAULT_BOARD
 
 from . import selectors
 

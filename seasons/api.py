@@ -11,15 +11,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import (
-    BOARD_QUERY,
-    OPTIONAL_PLAYER_ID_PATTERN,
-    SLUG_PATH,
-    validate_query,
-)
+from config.api import OPTIONAL_SLUG_PATTERN, SLUG_PATH, validate_query
+from config.player_ids import OPTIONAL_PLAYER_ID_PATTERN, PLAYER_ID_PATTERN
 
 from . import selectors
-from .models import Board, Season
+from .models import DEFAULT_BOARD, Board, Season
+
+BOARD_QUERY = OpenApiParameter(
+    "board",
+    str,
+    pattern=OPTIONAL_SLUG_PATTERN,
+    description=f"Board slug (default: {DEFAULT_BOARD}).",
+)
 
 
 class SeasonOut(serializers.Serializer):
@@ -85,7 +88,7 @@ def board_out(board: Board) -> dict[str, Any]:
 
 
 def board_query(request: Request) -> str:
-    return validate_query(BoardQuery, request.query_params).get("board") or selectors.DEFAULT_BOARD
+    return validate_query(BoardQuery, request.query_params).get("board") or DEFAULT_BOARD
 
 
 class BoardListView(APIView):
@@ -95,12 +98,9 @@ class BoardListView(APIView):
         return Response(BoardOut(boards, many=True).data)
 
 
-_BOARD_PARAM = BOARD_QUERY
-
-
 class SeasonListView(APIView):
     @extend_schema(
-        parameters=[_BOARD_PARAM], responses=SeasonOut(many=True), summary="List a board's seasons"
+        parameters=[BOARD_QUERY], responses=SeasonOut(many=True), summary="List a board's seasons"
     )
     def get(self, request: Request) -> Response:
         board = selectors.board_get(slug=board_query(request))
@@ -109,7 +109,7 @@ class SeasonListView(APIView):
 
 
 class SeasonDetailView(APIView):
-    @extend_schema(parameters=[_BOARD_PARAM, SLUG_PATH], responses=SeasonOut, summary="One season")
+    @extend_schema(parameters=[BOARD_QUERY, SLUG_PATH], responses=SeasonOut, summary="One season")
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)
@@ -135,7 +135,7 @@ REWARDS_PAGE_MAX = 1000
 
 
 class RewardsQuery(BoardQuery):
-    player_id = serializers.RegexField(r"^[A-Za-z0-9_.-]{1,64}$", required=False)
+    player_id = serializers.RegexField(PLAYER_ID_PATTERN, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
     offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
 
@@ -143,7 +143,7 @@ class RewardsQuery(BoardQuery):
 class SeasonRewardsView(APIView):
     @extend_schema(
         parameters=[
-            _BOARD_PARAM,
+            BOARD_QUERY,
             SLUG_PATH,
             OpenApiParameter(
                 "player_id", str, pattern=OPTIONAL_PLAYER_ID_PATTERN, description="One player."
@@ -165,7 +165,7 @@ class SeasonRewardsView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         query = validate_query(RewardsQuery, request.query_params)
         season = selectors.season_get(
-            board_slug=query.get("board") or selectors.DEFAULT_BOARD, season_slug=slug
+            board_slug=query.get("board") or DEFAULT_BOARD, season_slug=slug
         )
         page = selectors.season_rewards(
             season=season,

@@ -23,6 +23,10 @@ slug_validator = RegexValidator(
 )
 
 
+# The board a request means when it names none; created by `manage.py bootstrap`.
+DEFAULT_BOARD = "global"
+
+
 class ScoreOperator(models.TextChoices):
     SUM = "sum", "Sum of all results"
     BEST = "best", "Best single result"
@@ -187,7 +191,10 @@ class Board(models.Model):
 
 
 class SeasonState(models.TextChoices):
-    """What the close job has done; whether a season is scheduled or running follows the clock."""
+    """Stored (Season.state): how far the close job has got. Only the close job moves it.
+
+    Whether a season is scheduled or running is not stored: it follows the clock. What clients
+    see is SeasonStatus, derived from both."""
 
     OPEN = "open", "Open"
     CLOSING = "closing", "Closing"
@@ -195,6 +202,9 @@ class SeasonState(models.TextChoices):
 
 
 class SeasonStatus(models.TextChoices):
+    """Derived, never stored: what the API and the pages show, from SeasonState and the clock
+    (Season.status_at)."""
+
     SCHEDULED = "scheduled", "Scheduled"
     RUNNING = "running", "Running"
     CLOSING = "closing", "Closing"

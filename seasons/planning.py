@@ -15,7 +15,8 @@ from cronsim import CronSim
 from django.db import transaction
 from django.utils import timezone
 
-from .models import MAX_SEASON_SECONDS, Board, ScheduleKind, Season
+from .models import DEFAULT_BOARD, MAX_SEASON_SECONDS, Board, ScheduleKind, Season
+from .services import season_create
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def _season_at(board: Board, moment: datetime) -> Season:
     slug, name = season_label(board, start)
     if Season.objects.filter(board=board, slug=slug).exists():
         slug = f"{slug}-{start:%H%M%S}"
-    season = Season(
+    return season_create(
         board=board,
         slug=slug,
         name=name,
@@ -124,9 +125,6 @@ def _season_at(board: Board, moment: datetime) -> Season:
         ends_at=end,
         grace_period=board.season_grace_period,
     )
-    season.full_clean()
-    season.save()
-    return season
 
 
 def board_seasons_plan(*, board: Board, now: datetime | None = None) -> list[Season]:
@@ -139,6 +137,18 @@ def board_seasons_plan(*, board: Board, now: datetime | None = None) -> list[Sea
         current = _season_at(board, now)
         upcoming = _season_at(board, current.ends_at)
     return [current, upcoming]
+
+
+def default_board_ensure(*, now: datetime | None = None) -> tuple[Board, Season]:
+    """The default board on a monthly schedule, with its running season (idempotent)."""
+    board, _ = Board.objects.get_or_create(
+        slug=DEFAULT_BOARD, defaults={"name": "Global", "schedule": ScheduleKind.MONTHLY}
+    )
+    if board.schedule == ScheduleKind.NONE:
+        Board.objects.filter(pk=board.pk).update(schedule=ScheduleKind.MONTHLY)
+        board.refresh_from_db()
+    current, _ = board_seasons_plan(board=board, now=now)
+    return board, current
 
 
 def seasons_plan_all(*, now: datetime | None = None) -> int:

@@ -12,9 +12,7 @@ from django.utils import timezone
 from config.caching import RecentAnswers
 from config.errors import Conflict, NotFound
 
-from .models import ArchivedStanding, Board, Season, SeasonReward, SeasonState
-
-DEFAULT_BOARD = "global"
+from .models import DEFAULT_BOARD, ArchivedStanding, Board, Season, SeasonReward, SeasonState
 
 # The seasons read requests named lately, reused for LEADERBOARD_SEASON_CACHE_SECONDS. Only
 # seasons that exist are kept (a lookup of an unknown one raises), so 1,024 is plenty.

@@ -1,4 +1,5 @@
-"""Writes to boards and seasons."""
+"""Writes to seasons: season_create is where a new season is made, by the planner as by a
+script, so every one passes the same checks."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from .models import Board, ScheduleKind, Season
-
-DEFAULT_BOARD = "global"
+from .models import Board, Season
 
 
 def season_create(
@@ -20,6 +19,7 @@ def season_create(
     ends_at: datetime,
     grace_period: timedelta | None = None,
 ) -> Season:
+    """A new season of the board, checked by Season.clean (window, overlap) before it is saved."""
     season = Season(
         board=board,
         slug=slug,
@@ -35,17 +35,3 @@ def season_create(
     season.full_clean()
     season.save()
     return season
-
-
-def default_board_ensure(*, now: datetime | None = None) -> tuple[Board, Season]:
-    """The `global` board on a monthly schedule, with its running season (idempotent)."""
-    from .planning import board_seasons_plan
-
-    board, _ = Board.objects.get_or_create(
-        slug=DEFAULT_BOARD, defaults={"name": "Global", "schedule": ScheduleKind.MONTHLY}
-    )
-    if board.schedule == ScheduleKind.NONE:
-        Board.objects.filter(pk=board.pk).update(schedule=ScheduleKind.MONTHLY)
-        board.refresh_from_db()
-    current, _ = board_seasons_plan(board=board, now=now)
-    return board, current

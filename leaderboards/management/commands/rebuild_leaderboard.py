@@ -7,6 +7,7 @@ from config.errors import DomainError
 from leaderboards.services import season_rebuild_by_operator
 from matches.models import PlayerTotal
 from seasons.locks import SeasonBusy
+from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get
 
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--board", default="global")
+        parser.add_argument("--board", default=DEFAULT_BOARD)
         parser.add_argument("--season", default=None, help="Season slug (default: the current).")
         parser.add_argument("--no-progress", action="store_true")
 

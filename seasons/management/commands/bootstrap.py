@@ -4,7 +4,7 @@ periodic tasks. Safe to run any number of times."""
 from django.core.management.base import BaseCommand
 
 from leaderboards.schedules import periodic_tasks_ensure
-from seasons.services import default_board_ensure
+from seasons.planning import default_board_ensure
 
 
 class Command(BaseCommand):

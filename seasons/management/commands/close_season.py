@@ -6,6 +6,7 @@ from tqdm import tqdm
 from config.errors import DomainError
 from seasons.closing import season_close
 from seasons.locks import SeasonBusy
+from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get
 
 
@@ -13,7 +14,7 @@ class Command(BaseCommand):
     help = "Close a season (or finish closing it). Idempotent: safe to run again after a crash."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--board", default="global")
+        parser.add_argument("--board", default=DEFAULT_BOARD)
         parser.add_argument("--season", required=True)
         parser.add_argument(
             "--force",

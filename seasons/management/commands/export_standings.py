@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.errors import DomainError
 from seasons.exports import standings_export_csv, standings_export_parquet
+from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get
 
 
@@ -13,7 +14,7 @@ class Command(BaseCommand):
     help = "Write a closed season's archived standings (with rewards) to a CSV or Parquet file."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--board", default="global")
+        parser.add_argument("--board", default=DEFAULT_BOARD)
         parser.add_argument("--season", required=True)
         parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
         parser.add_argument("--output", required=True, help="File to write.")
