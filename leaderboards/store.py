@@ -338,7 +338,7 @@ def _flag(competition: bool) -> str:
     return "1" if competition else "0"
 
 
-def _better(value: Any) -> int | None:
+def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
@@ -352,7 +352,9 @@ def _page_call(season_id: int, offset: int, limit: int, competition: bool) -> _C
 
 def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
     size, first_better, flat = reply
-    return int(size), _with_better(_rows(flat, offset + 1), _better(first_better) if flat else None)
+    return int(size), _with_better(
+        _rows(flat, offset + 1), _int_or_none(first_better) if flat else None
+    )
 
 
 def _rank_call(season_id: int, player_id: str, competition: bool) -> _Call:
@@ -363,7 +365,7 @@ def _rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]
     rank, score, size, better = reply
     if rank is None:
         return int(size), None
-    return int(size), Standing(player_id, int(rank) + 1, int(float(score)), _better(better))
+    return int(size), Standing(player_id, int(rank) + 1, int(float(score)), _int_or_none(better))
 
 
 def _around_call(season_id: int, player_id: str, n: int, competition: bool) -> _Call:
@@ -374,7 +376,7 @@ def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | Non
     rank, size, first, first_better, flat = reply
     if rank is None:
         return int(size), None, []
-    standings = _with_better(_rows(flat, int(first) + 1), _better(first_better))
+    standings = _with_better(_rows(flat, int(first) + 1), _int_or_none(first_better))
     me = next(s for s in standings if s.player_id == player_id)
     return int(size), me, standings
 
@@ -411,7 +413,7 @@ def read_many(
         if rank is None:
             out.append(None)
         else:
-            out.append(Standing(player_id, int(rank) + 1, int(float(score)), _better(better)))
+            out.append(Standing(player_id, int(rank) + 1, int(float(score)), _int_or_none(better)))
     return int(size), out
 
 
