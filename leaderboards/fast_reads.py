@@ -35,7 +35,7 @@ from django_prometheus.middleware import Metrics
 from rest_framework.exceptions import Throttled
 
 from config.errors import DomainError, api_error
-from config.throttles import Decision, public_read_take, window_counts
+from config.throttles import Decision, arate_limit_add, public_read_take, window_counts
 from matches.api import check_player_id
 from seasons.models import Season, SeasonState
 from seasons.selectors import DEFAULT_BOARD, season_get
@@ -132,7 +132,7 @@ def _rate_limit(scope: dict[str, Any], headers: _Headers) -> tuple[str, Decision
 
 def _count_settle(taken: tuple[str, Decision]) -> None:
     key, decision = taken
-    counted = store.arate_limit_add(decision.name, decision.send, ttl_seconds=decision.ttl_seconds)
+    counted = arate_limit_add(decision.name, decision.send, ttl_seconds=decision.ttl_seconds)
 
     def settle(future: Any) -> None:
         count = None
