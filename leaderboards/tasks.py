@@ -9,6 +9,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from matches.outbox import StandingChange
+from seasons import tasks as season_tasks
 from seasons.locks import SeasonBusy
 
 from . import reconciliation, services
@@ -85,3 +86,11 @@ def refresh_player_standings(player_id: str) -> int:
 
 def queue_player_refresh(player_id: str) -> None:
     refresh_player_standings.delay(player_id)
+
+
+def queue_season_rebuild(season_id: int) -> None:
+    rebuild_season.delay(season_id)
+
+
+def queue_season_close(season_id: int, force: bool) -> None:
+    season_tasks.close_season.delay(season_id, force=force)

@@ -10,11 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from config.admin import ReadOnlyAdmin, confirm_first
-from leaderboards.tasks import rebuild_season
 
 from .exports import standings_export_csv, standings_export_parquet
+from .jobs import season_close_queue, season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
-from .tasks import close_season
 
 
 class SeasonInlineFormSet(BaseInlineFormSet):
@@ -153,7 +152,7 @@ class SeasonAdmin(admin.ModelAdmin):
     )
     def rebuild_standings(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         for season in queryset:
-            rebuild_season.delay(season.pk)
+            season_rebuild_queue(season.pk)
         self.message_user(
             request,
             f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",
@@ -174,7 +173,7 @@ class SeasonAdmin(admin.ModelAdmin):
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         seasons = list(queryset.exclude(state=SeasonState.CLOSED))
         for season in seasons:
-            close_season.delay(season.pk, force=True)
+            season_close_queue(season.pk, force=True)
         self.message_user(
             request,
             f"Queued closing of {len(seasons)} season(s): each ends at once (no grace period) "
