@@ -151,7 +151,8 @@ DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
 # (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
-# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result.
+# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result. The close
+# tasks are leaderboards/tasks.py's, under the names they were first registered with.
 CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
 CELERY_TASK_ROUTES = {
     task: {"queue": CELERY_LONG_JOBS_QUEUE}

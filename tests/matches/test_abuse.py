@@ -8,11 +8,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from leaderboards import store
+from leaderboards import closing, store
 from matches import services
 from matches.models import GameServer, MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban
-from seasons import closing
 from seasons.models import ArchivedStanding
 from tests.factories import BoardFactory, SeasonFactory
 

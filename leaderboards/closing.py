@@ -24,12 +24,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from config.errors import Conflict
-from leaderboards import live, store
-from leaderboards.services import season_rebuild_standings, totals_mirror_pending
+from seasons.locks import SeasonBusy, season_job
+from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
 from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
 
-from .locks import SeasonBusy, season_job
-from .models import MAX_SEASON_SECONDS, Season, SeasonState
+from . import live, store
+from .services import season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
 
