@@ -185,9 +185,9 @@ def server_start(
 def web_start(
     processes: Processes, env: dict[str, str], *, name: str, workers: int, timeout: float = 60
 ) -> Started:
-    """The service as the Procfile runs it (uvicorn, `config.asgi:application`)."""
+    """The service as the Procfile runs it (uvicorn, `server.asgi:application`)."""
     return server_start(
-        processes, env, name=name, app="config.asgi:application", workers=workers, timeout=timeout
+        processes, env, name=name, app="server.asgi:application", workers=workers, timeout=timeout
     )
 
 

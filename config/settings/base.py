@@ -69,14 +69,14 @@ TEMPLATES = [
 ]
 
 WSGI_APPLICATION = "config.wsgi.application"
-ASGI_APPLICATION = "config.asgi.application"
+ASGI_APPLICATION = "server.asgi.application"
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leaderboard"),
 }
 # Each thread that serves requests keeps its connection, checked before every request, so a
 # restarted PostgreSQL is picked up at once without restarting the process. HTTP runs on a fixed
-# pool of threads (config/asgi.py), so connections are bounded by it. (A psycopg pool was tried:
+# pool of threads (server/asgi.py), so connections are bounded by it. (A psycopg pool was tried:
 # after a database restart it reconnects with exponential backoff and kept refusing requests for
 # seconds after PostgreSQL was back.)
 #

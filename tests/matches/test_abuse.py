@@ -35,7 +35,7 @@ RANKS = "/api/v1/leaderboard/ranks"
 def asgi_post(path: str, chunks: list[bytes], headers: list[tuple[bytes, bytes]]):
     """POST through the ASGI application as a server would: the body arrives in chunks, and
     the answer says how many of them the application read."""
-    from config.asgi import application
+    from server.asgi import application
 
     messages = [
         {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
