@@ -11,7 +11,6 @@ platform, which a limit would turn away.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -26,8 +25,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.caching import RecentAnswers
-
-logger = logging.getLogger(__name__)
 
 # The latest answer of each probe ("readyz", "metrics") in this process.
 probe_answers: RecentAnswers[Any] = RecentAnswers(
