@@ -58,9 +58,9 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     from django.test import Client
     from django.urls import reverse
 
-    from leaderboards import reconciliation
+    from leaderboards import closing, reconciliation
     from matches.models import PlayerTotal
-    from seasons import closing, exports
+    from seasons import exports
     from seasons.models import ArchivedStanding, RewardTier, Season
 
     from .load import (

@@ -211,8 +211,8 @@ def server_start(
 
 
 def web_start(processes: Processes, env: dict[str, str], *, name: str, workers: int) -> Started:
-    """The service as the Procfile runs it (uvicorn, `config.asgi:application`)."""
-    return server_start(processes, env, name=name, app="config.asgi:application", workers=workers)
+    """The service as the Procfile runs it (uvicorn, `server.asgi:application`)."""
+    return server_start(processes, env, name=name, app="server.asgi:application", workers=workers)
 
 
 def worker_start(processes: Processes, env: dict[str, str], *, concurrency: int) -> Started:

@@ -1,6 +1,6 @@
 """Serving stacks side by side: a trivial answer served by a bare ASGI app under uvicorn and
 under granian, by Django's own ASGI handler, by Django's WSGI app through a2wsgi and under
-granian, and by the service's own `config.asgi:application`, each with the same worker count
+granian, and by the service's own `server.asgi:application`, each with the same worker count
 and measured by wrk at the same concurrency as the read endpoints, so a serving stack is chosen
 from figures taken on this machine in the same run."""
 
@@ -56,10 +56,10 @@ STACKS = (
     ),
     Stack(
         "service_uvicorn",
-        "the service (`config.asgi:application`)",
+        "the service (`server.asgi:application`)",
         "uvicorn",
         "asgi",
-        "config.asgi:application",
+        "server.asgi:application",
         ("/api/v1/ping", "/healthz"),
     ),
 )

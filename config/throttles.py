@@ -5,7 +5,8 @@ DRF's stock throttles keep a list of request times per client in the cache, rewr
 request; a fixed-window counter costs one round trip whatever the rate. Each process also
 counts locally (WindowCounts): it decides from what it knows and tells Redis its own count in
 steps, so a busy client costs a round trip per step, not per request, and the event loop's reads
-(leaderboards/fast_reads.py) send the step with the read itself.
+(leaderboards/fast_reads.py) send the step with the read itself. The counters are this module's
+own keys, on the Redis connections of config/redis.py.
 
 A client's address is the connection's unless it comes from one of TRUSTED_PROXIES: only then is
 X-Forwarded-For read, from the right, where each proxy of ours appended the address it saw.
@@ -15,6 +16,7 @@ could otherwise choose a new bucket for every request.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import threading
@@ -31,7 +33,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from leaderboards import store
+from config.redis import client, loop_send
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +140,29 @@ class WindowCounts:
             self._windows.clear()
 
 
+def _rate_key(name: str) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}rate:{name}"
+
+
+def rate_limit_add(name: str, count: int, *, ttl_seconds: int) -> int:
+    """Count `count` requests in a rate-limit window; returns the window's count so far."""
+    key = _rate_key(name)
+    pipe = client().pipeline(transaction=False)
+    pipe.incrby(key, count)
+    pipe.expire(key, ttl_seconds + 1, nx=True)
+    hits, _ = pipe.execute()
+    return int(hits)
+
+
+def arate_limit_add(name: str, count: int, *, ttl_seconds: int) -> asyncio.Future[Any]:
+    """rate_limit_add from the event loop, sent with the reads of the same moment (one round
+    trip for both); the future's result is the window's count so far."""
+    key = _rate_key(name)
+    counted = loop_send("INCRBY", key, count)
+    loop_send("EXPIRE", key, ttl_seconds + 1, "NX")
+    return counted
+
+
 _counts: dict[str, WindowCounts] = {}
 
 
@@ -175,7 +200,7 @@ class RedisRateThrottle(SimpleRateThrottle):
         self.wait_seconds = decision.wait
         if decision.send:
             try:
-                count = store.rate_limit_add(
+                count = rate_limit_add(
                     decision.name, decision.send, ttl_seconds=decision.ttl_seconds
                 )
             except redis.RedisError:

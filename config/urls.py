@@ -9,7 +9,7 @@ from config import health
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
+    path("", include("leaderboards.readiness")),
     path("metrics", health.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/ping", health.PingView.as_view(), name="ping"),

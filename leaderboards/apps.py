@@ -7,6 +7,7 @@ class LeaderboardsConfig(AppConfig):
 
     def ready(self) -> None:
         from matches import outbox
+        from seasons import jobs as season_jobs
 
         from . import metrics, selectors, tasks
 
@@ -18,3 +19,5 @@ class LeaderboardsConfig(AppConfig):
             player_changed=tasks.queue_player_refresh,
             profiles_changed=selectors.profiles_forget,
         )
+        # The seasons admin asks for rebuilds and closes through seasons/jobs.py.
+        season_jobs.connect(rebuild=tasks.queue_season_rebuild, close=tasks.queue_season_close)

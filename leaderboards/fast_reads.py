@@ -36,7 +36,7 @@ from rest_framework.exceptions import Throttled
 from config.caching import RecentAnswers
 from config.errors import DomainError, api_error
 from config.player_ids import check_player_id
-from config.throttles import Decision, public_read_take, window_counts
+from config.throttles import Decision, arate_limit_add, public_read_take, window_counts
 from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
@@ -132,7 +132,7 @@ def _rate_limit(scope: dict[str, Any], headers: _Headers) -> tuple[str, Decision
 
 def _count_settle(taken: tuple[str, Decision]) -> None:
     key, decision = taken
-    counted = store.arate_limit_add(decision.name, decision.send, ttl_seconds=decision.ttl_seconds)
+    counted = arate_limit_add(decision.name, decision.send, ttl_seconds=decision.ttl_seconds)
 
     def settle(future: Any) -> None:
         count = None

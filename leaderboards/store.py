@@ -3,29 +3,31 @@
 One ZSET per season holds every player's composite score (see scoring.py). Keys carry the
 season in a hash tag, `{s<id>}`, so a season's live key and its rebuild key share a Redis
 Cluster slot and sharding boards over a cluster stays a change to this module alone.
-Lua scripts are registered once per process and run by SHA (redis-py's Script).
+Lua scripts are registered once per process and run by SHA; the connections, the calls by SHA
+and their recovery when Redis forgot a script are config/redis.py's, which names no key.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
-import threading
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-import redis.asyncio
 from django.conf import settings
 
+from config.redis import (
+    ScriptCall,
+    client,
+    commands_run,
+    evalsha,
+    loop_script_run,
+    loop_send,
+    script,
+    script_run,
+    scripts_run,
+)
 from seasons.scoring import TIME_SLOTS
-
-_lock = threading.Lock()
-_client: redis.Redis | None = None
-_scripts: dict[str, Any] = {}
 
 # Members with a better points part than a given score: ZCOUNT from the next points floor up.
 # Only competition ranks (1-2-2-4) need it, and the callers say so with a flag ('1'): an ordinal
@@ -159,42 +161,6 @@ return redis.call('ZCARD', KEYS[1])
 REBUILD_TTL_SECONDS = 600
 
 
-def client() -> redis.Redis:
-    global _client
-    if _client is None:
-        with _lock:
-            if _client is None:
-                _client = redis.Redis.from_url(
-                    settings.REDIS_URL,
-                    decode_responses=True,
-                    socket_timeout=2,
-                    socket_connect_timeout=2,
-                    health_check_interval=30,
-                )
-    return _client
-
-
-def _script(source: str) -> Any:
-    script = _scripts.get(source)
-    if script is None:
-        script = client().register_script(source)
-        _scripts[source] = script
-    return script
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One script call: the same for a synchronous read and for the event loop's."""
-
-    source: str
-    keys: list[str]
-    args: list[Any]
-
-
-def _run(call: _Call) -> Any:
-    return _script(call.source)(keys=call.keys, args=call.args)
-
-
 def standings_key(season_id: int) -> str:
     return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:standings"
 
@@ -253,9 +219,11 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
     if not groups:
         return 0
     return sum(
-        _run_all(
+        scripts_run(
             [
-                _Call(_MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members])
+                ScriptCall(
+                    _MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members]
+                )
                 for (season_id, worsening), members in groups.items()
             ]
         )
@@ -264,7 +232,9 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
 
 def players_ban(season_ids: Iterable[int], player_id: str) -> None:
     """Take a banned player off these seasons' boards and keep later mirror writes off too."""
-    _run_all([_Call(_BAN, _season_keys(season_id), [player_id]) for season_id in season_ids])
+    scripts_run(
+        [ScriptCall(_BAN, _season_keys(season_id), [player_id]) for season_id in season_ids]
+    )
 
 
 def players_unban(season_ids: Iterable[int], player_id: str) -> None:
@@ -279,7 +249,7 @@ def compare_and_set(
     season_id: int, player_id: str, *, expected: int | None, composite: int | None
 ) -> bool:
     """Set (or remove, with None) a member's score if it still equals `expected`."""
-    done = _script(_COMPARE_AND_SET)(
+    done = script(_COMPARE_AND_SET)(
         keys=[standings_key(season_id)],
         args=[
             player_id,
@@ -338,43 +308,45 @@ def _flag(competition: bool) -> str:
     return "1" if competition else "0"
 
 
-def _better(value: Any) -> int | None:
+def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
 # Each read is a script call and a parse of its reply. The calls are written once, as
 # (script, keys, args), so the synchronous reads here and the event loop's reads below send
 # exactly the same commands and read their replies with the same code.
-def _page_call(season_id: int, offset: int, limit: int, competition: bool) -> _Call:
+def _page_call(season_id: int, offset: int, limit: int, competition: bool) -> ScriptCall:
     args = [offset, offset + limit - 1, _flag(competition)]
-    return _Call(_READ_PAGE, [standings_key(season_id)], args)
+    return ScriptCall(_READ_PAGE, [standings_key(season_id)], args)
 
 
 def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
     size, first_better, flat = reply
-    return int(size), _with_better(_rows(flat, offset + 1), _better(first_better) if flat else None)
+    return int(size), _with_better(
+        _rows(flat, offset + 1), _int_or_none(first_better) if flat else None
+    )
 
 
-def _rank_call(season_id: int, player_id: str, competition: bool) -> _Call:
-    return _Call(_READ_RANK, [standings_key(season_id)], [player_id, _flag(competition)])
+def _rank_call(season_id: int, player_id: str, competition: bool) -> ScriptCall:
+    return ScriptCall(_READ_RANK, [standings_key(season_id)], [player_id, _flag(competition)])
 
 
 def _rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]:
     rank, score, size, better = reply
     if rank is None:
         return int(size), None
-    return int(size), Standing(player_id, int(rank) + 1, int(float(score)), _better(better))
+    return int(size), Standing(player_id, int(rank) + 1, int(float(score)), _int_or_none(better))
 
 
-def _around_call(season_id: int, player_id: str, n: int, competition: bool) -> _Call:
-    return _Call(_READ_AROUND, [standings_key(season_id)], [player_id, n, _flag(competition)])
+def _around_call(season_id: int, player_id: str, n: int, competition: bool) -> ScriptCall:
+    return ScriptCall(_READ_AROUND, [standings_key(season_id)], [player_id, n, _flag(competition)])
 
 
 def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None, list[Standing]]:
     rank, size, first, first_better, flat = reply
     if rank is None:
         return int(size), None, []
-    standings = _with_better(_rows(flat, int(first) + 1), _better(first_better))
+    standings = _with_better(_rows(flat, int(first) + 1), _int_or_none(first_better))
     me = next(s for s in standings if s.player_id == player_id)
     return int(size), me, standings
 
@@ -383,19 +355,19 @@ def read_page(
     season_id: int, *, offset: int, limit: int, competition: bool = True
 ) -> tuple[int, list[Standing]]:
     """Ranks offset+1 .. offset+limit, best first, and the board's size."""
-    return _page_reply(offset, _run(_page_call(season_id, offset, limit, competition)))
+    return _page_reply(offset, script_run(_page_call(season_id, offset, limit, competition)))
 
 
 def read_rank(
     season_id: int, player_id: str, *, competition: bool = True
 ) -> tuple[int, Standing | None]:
-    return _rank_reply(player_id, _run(_rank_call(season_id, player_id, competition)))
+    return _rank_reply(player_id, script_run(_rank_call(season_id, player_id, competition)))
 
 
 def read_around(
     season_id: int, player_id: str, *, n: int, competition: bool = True
 ) -> tuple[int, Standing | None, list[Standing]]:
-    return _around_reply(player_id, _run(_around_call(season_id, player_id, n, competition)))
+    return _around_reply(player_id, script_run(_around_call(season_id, player_id, n, competition)))
 
 
 def read_many(
@@ -403,7 +375,7 @@ def read_many(
 ) -> tuple[int, list[Standing | None]]:
     if not player_ids:
         return board_size(season_id), []
-    size, rows = _script(_READ_MANY)(
+    size, rows = script(_READ_MANY)(
         keys=[standings_key(season_id)], args=[_flag(competition), *player_ids]
     )
     out: list[Standing | None] = []
@@ -411,7 +383,7 @@ def read_many(
         if rank is None:
             out.append(None)
         else:
-            out.append(Standing(player_id, int(rank) + 1, int(float(score)), _better(better)))
+            out.append(Standing(player_id, int(rank) + 1, int(float(score)), _int_or_none(better)))
     return int(size), out
 
 
@@ -459,11 +431,13 @@ def read_batch(
     key = standings_key(season_id)
     calls = []
     if top > 0:
-        calls.append(_Call(_READ_PAGE, [key], [0, top - 1, _flag(False)]))
+        calls.append(ScriptCall(_READ_PAGE, [key], [0, top - 1, _flag(False)]))
     chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
-    calls += [_Call(_READ_RANKS, [key], list(chunk)) for chunk in chunks]
-    calls += [_Call(_READ_AROUND, [key], [player_id, n, _flag(False)]) for player_id, n in arounds]
-    replies = iter(_commands_run([*map(_evalsha, calls), ("ZCARD", key)]))
+    calls += [ScriptCall(_READ_RANKS, [key], list(chunk)) for chunk in chunks]
+    calls += [
+        ScriptCall(_READ_AROUND, [key], [player_id, n, _flag(False)]) for player_id, n in arounds
+    ]
+    replies = iter(commands_run([*map(evalsha, calls), ("ZCARD", key)]))
 
     page: list[Standing] = []
     if top > 0:
@@ -545,7 +519,7 @@ def rebuild_standings(
             written += len(chunk)
             if on_chunk is not None:
                 on_chunk(len(chunk))
-        return int(_script(_SWAP)(keys=keys, args=[]))
+        return int(script(_SWAP)(keys=keys, args=[]))
     finally:
         # A failed rebuild leaves the live set as it was and the mirror writing it alone.
         r.delete(marker)
@@ -574,20 +548,6 @@ def delete_prefixed_keys() -> int:
 
 def ping() -> bool:
     return bool(client().ping())
-
-
-def _rate_key(name: str) -> str:
-    return f"{settings.LEADERBOARD_KEY_PREFIX}rate:{name}"
-
-
-def rate_limit_add(name: str, count: int, *, ttl_seconds: int) -> int:
-    """Count `count` requests in a rate-limit window; returns the window's count so far."""
-    key = _rate_key(name)
-    pipe = client().pipeline(transaction=False)
-    pipe.incrby(key, count)
-    pipe.expire(key, ttl_seconds + 1, nx=True)
-    hits, _ = pipe.execute()
-    return int(hits)
 
 
 # Answers built once and shared by every process for a moment (the top pages): the rendered body,
@@ -682,141 +642,8 @@ def profile_generations_renew(generations: dict[str, str], *, ttl_seconds: int) 
 
 
 # --- Reads from an event loop -----------------------------------------------------------------
-# The hottest public reads are answered on the event loop (leaderboards/fast_reads.py) through
-# redis.asyncio. A client's connections belong to the loop that opened them, so each loop has
-# its own. Commands asked for during one turn of the loop leave together, as one pipeline: under
-# load many handlers each want one script call at about the same moment, and one round trip for
-# all of them costs the event loop a fraction of one each (on the benchmark's machine a rank read
-# served about 50% more requests a second this way). A lone request waits no longer than before.
-
-
-class _LoopCommands:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.client = redis.asyncio.Redis.from_url(
-            settings.REDIS_URL,
-            decode_responses=True,
-            socket_timeout=2,
-            socket_connect_timeout=2,
-            health_check_interval=30,
-        )
-        self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
-        self.sending: set[asyncio.Task[None]] = set()
-
-    def send(self, *command: Any) -> asyncio.Future[Any]:
-        future = self.loop.create_future()
-        if not self.waiting:
-            # Once the handlers running in this turn of the loop have added their commands.
-            self.loop.call_soon(self._flush)
-        self.waiting.append((command, future))
-        return future
-
-    def _flush(self) -> None:
-        batch, self.waiting = self.waiting, []
-        task = self.loop.create_task(self._execute(batch))
-        self.sending.add(task)
-        task.add_done_callback(self.sending.discard)
-
-    async def _execute(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
-        try:
-            commands = [command for command, _ in batch]
-            replies = await self._pipeline(commands)
-            again, sources = _forgotten(commands, replies)
-            if again:
-                for source in sources:
-                    await self.client.script_load(source)
-                retried = await self._pipeline([commands[i] for i in again])
-                for i, reply in zip(again, retried, strict=True):
-                    replies[i] = reply
-        except Exception as exc:  # the connection failed: every caller of the batch hears it
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for (_, future), reply in zip(batch, replies, strict=True):
-            if future.done():
-                continue  # its request went away
-            if isinstance(reply, Exception):
-                future.set_exception(reply)
-            else:
-                future.set_result(reply)
-
-    async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        pipe = self.client.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
-        return await pipe.execute(raise_on_error=False)
-
-
-_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
-    weakref.WeakKeyDictionary()
-)
-# Each script's SHA-1, computed once per source, and the source of each SHA-1 (to load it again
-# into a Redis that forgot it). Redis names a script by its SHA-1: an identifier, not security.
-_SHAS: dict[str, str] = {}
-_SOURCES: dict[str, str] = {}
-
-
-def _loop_send(*command: Any) -> asyncio.Future[Any]:
-    loop = asyncio.get_running_loop()
-    commands = _loops.get(loop)
-    if commands is None:
-        commands = _loops[loop] = _LoopCommands(loop)
-    return commands.send(*command)
-
-
-def _evalsha(call: _Call) -> tuple[Any, ...]:
-    """The EVALSHA command of a script call."""
-    sha = _SHAS.get(call.source)
-    if sha is None:
-        sha = hashlib.sha1(call.source.encode(), usedforsecurity=False).hexdigest()
-        _SOURCES[sha] = call.source
-        _SHAS[call.source] = sha
-    return ("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
-
-
-def _loop_run(call: _Call) -> asyncio.Future[Any]:
-    return _loop_send(*_evalsha(call))
-
-
-def _run_all(calls: Sequence[_Call]) -> list[Any]:
-    """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts ask
-    SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror task,
-    and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded, and only
-    the calls that failed for it run again; any other error is raised."""
-    return _commands_run([_evalsha(call) for call in calls])
-
-
-def _commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    """Commands in one pipeline, script calls among them by SHA-1 (see _run_all)."""
-    replies = _pipeline_run(commands)
-    again, sources = _forgotten(commands, replies)
-    if again:
-        for source in sources:
-            client().script_load(source)
-        for i, reply in zip(again, _pipeline_run([commands[i] for i in again]), strict=True):
-            replies[i] = reply
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-    return replies
-
-
-def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[list[int], set[str]]:
-    """The script calls a restarted Redis did not know, and their scripts' sources: the caller
-    loads those and runs only these calls again (the pipeline's other commands, counts among
-    them, already ran)."""
-    again = [
-        i for i, reply in enumerate(replies) if isinstance(reply, redis.exceptions.NoScriptError)
-    ]
-    return again, {_SOURCES[commands[i][1]] for i in again}
-
-
-def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    pipe = client().pipeline(transaction=False)
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe.execute(raise_on_error=False)
+# The hottest public reads (leaderboards/fast_reads.py): the same calls and replies as above, sent
+# with the other commands of the same turn of the loop (config/redis.py's loop_send).
 
 
 def player_banned_in(season_id: int, player_id: str) -> bool:
@@ -826,14 +653,16 @@ def player_banned_in(season_id: int, player_id: str) -> bool:
 
 async def aplayer_banned_in(season_id: int, player_id: str) -> bool:
     """player_banned_in from the event loop."""
-    return bool(await _loop_send("SISMEMBER", _banned_key(season_id), player_id))
+    return bool(await loop_send("SISMEMBER", _banned_key(season_id), player_id))
 
 
 async def aread_rank(
     season_id: int, player_id: str, *, competition: bool = True
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
-    return _rank_reply(player_id, await _loop_run(_rank_call(season_id, player_id, competition)))
+    return _rank_reply(
+        player_id, await loop_script_run(_rank_call(season_id, player_id, competition))
+    )
 
 
 async def aread_around(
@@ -841,7 +670,7 @@ async def aread_around(
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
     call = _around_call(season_id, player_id, n, competition)
-    return _around_reply(player_id, await _loop_run(call))
+    return _around_reply(player_id, await loop_script_run(call))
 
 
 async def aprofiles_read(
@@ -850,18 +679,9 @@ async def aprofiles_read(
     """profiles_read from the event loop."""
     if not player_ids:
         return {}, {}
-    return _profiles_reply(player_ids, await _loop_send("MGET", *_profiles_command(player_ids)))
+    return _profiles_reply(player_ids, await loop_send("MGET", *_profiles_command(player_ids)))
 
 
 async def ashared_answer_get(key: str) -> SharedAnswer | None:
     """shared_answer_get from the event loop."""
-    return _shared_answer(await _loop_send("GET", key))
-
-
-def arate_limit_add(name: str, count: int, *, ttl_seconds: int) -> asyncio.Future[Any]:
-    """rate_limit_add from the event loop, sent with the reads of the same moment (one round
-    trip for both); the future's result is the window's count so far."""
-    key = _rate_key(name)
-    counted = _loop_send("INCRBY", key, count)
-    _loop_send("EXPIRE", key, ttl_seconds + 1, "NX")
-    return counted
+    return _shared_answer(await loop_send("GET", key))

@@ -1,22 +1,26 @@
-"""Celery entry points into the mirror and its repairs; each is idempotent, so redelivery and
-retries are harmless."""
+"""Celery entry points into the mirror, its repairs and the closing of seasons; each is
+idempotent, so redelivery and retries are harmless."""
 
 import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
+from seasons.models import Season
 
-from . import reconciliation, services
+from . import closing, reconciliation, services
 from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
 
 REBUILD_TIME_LIMIT_SECONDS = 3 * 3600
+# Longest a close may run before the worker stops it (it resumes on the next run).
+CLOSE_TIME_LIMIT_SECONDS = 6 * 3600
 RECONCILE_TIME_LIMIT_SECONDS = 30 * 60
 
 
@@ -63,10 +67,6 @@ def sweep_unmirrored() -> int:
 # timeout must not be delivered to a second worker while it still runs.
 @shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
 def rebuild_season(season_id: int, actor_id: int | None = None) -> int:
-    from django.contrib.auth import get_user_model
-
-    from seasons.models import Season
-
     season = Season.objects.select_related("board").get(pk=season_id)
     actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
     try:
@@ -81,6 +81,34 @@ def reconcile() -> int:
     return reconciliation.seasons_reconcile()
 
 
+# Closing: a close of 100 million players outlasts the broker's visibility timeout, and
+# redelivering it would start a second runner; a close lost with its worker is resumed by the
+# next close_due_seasons, a minute later, from the step it reached. The tasks keep the names
+# they had in the seasons app: the periodic tasks stored in the database (schedules.py), the
+# routes (CELERY_TASK_ROUTES) and any message already queued name them so.
+@shared_task(
+    name="seasons.tasks.close_due_seasons", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
+)
+def close_due_seasons() -> list[int]:
+    return closing.seasons_close_due()
+
+
+@shared_task(
+    name="seasons.tasks.close_season", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
+)
+def close_season(season_id: int, force: bool = False) -> str:
+    season = Season.objects.get(pk=season_id)
+    try:
+        return closing.season_close(season=season, force=force).state
+    except SeasonBusy:
+        return "busy"
+
+
+@shared_task(name="seasons.tasks.remove_expired_standings")
+def remove_expired_standings() -> int:
+    return closing.closed_standings_remove_expired()
+
+
 @shared_task(acks_late=True)
 def refresh_player_standings(player_id: str) -> int:
     return services.player_standings_refresh(player_id=player_id)
@@ -88,3 +116,11 @@ def refresh_player_standings(player_id: str) -> int:
 
 def queue_player_refresh(player_id: str) -> None:
     refresh_player_standings.delay(player_id)
+
+
+def queue_season_rebuild(season_id: int, actor_id: int | None) -> None:
+    rebuild_season.delay(season_id, actor_id=actor_id)
+
+
+def queue_season_close(season_id: int, force: bool) -> None:
+    close_season.delay(season_id, force=force)

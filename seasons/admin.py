@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from config.admin import ReadOnlyAdmin, confirm_first
-from leaderboards.tasks import rebuild_season
 
 from .exports import standings_export_csv, standings_export_parquet
+from .jobs import season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
 from .operator_actions import board_save, season_close_now
 
@@ -156,7 +156,7 @@ class SeasonAdmin(admin.ModelAdmin):
     )
     def rebuild_standings(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         for season in queryset:
-            rebuild_season.delay(season.pk, actor_id=request.user.pk)
+            season_rebuild_queue(season.pk, actor_id=request.user.pk)
         self.message_user(
             request,
             f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",

@@ -9,16 +9,16 @@ from django.db import transaction
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 
+from .jobs import season_close_queue
 from .models import Board, Season, SeasonState
-from .tasks import close_season
 
 # A board's fields that decide who ranks where; a change of any is recorded with old and new.
 RULE_FIELDS = ("score_operator", "sort_order", "max_points_per_result")
 
 
 def season_close_now(*, season: Season, actor: AbstractBaseUser | None) -> bool:
-    """Queue the close of a season that is not closed yet, to end now (see closing.py's reset
-    now); returns whether it was queued."""
+    """Queue the close of a season that is not closed yet, to end now (see leaderboards/closing.py's
+    reset now); returns whether it was queued."""
     if season.state == SeasonState.CLOSED:
         return False
     with transaction.atomic():
@@ -29,7 +29,7 @@ def season_close_now(*, season: Season, actor: AbstractBaseUser | None) -> bool:
             season=season.slug,
             details={"ends_at_before": season.ends_at.isoformat()},
         )
-        close_season.delay_on_commit(season.pk, force=True)
+        transaction.on_commit(lambda: season_close_queue(season.pk, force=True))
     return True
 
 

@@ -45,13 +45,29 @@ def points_of(composite: float, *, lowest_first: bool) -> int:
     return MAX_POINTS - ranked_points if lowest_first else ranked_points
 
 
-def composite_sql(*, points: str, reached_at: str, starts_at: str, lowest_first: str) -> str:
-    """composite_for as a PostgreSQL expression over the given SQL expressions, written from the
-    same constants, so the write path and the rebuild compute exactly what Python does
-    (floor() equals int() here: negative spans are clamped to 0 first)."""
+def elapsed_of(composite: float) -> int:
+    """The whole seconds from the season's start to the standing, as the composite holds them."""
+    return TIME_SLOTS - 1 - int(composite) % TIME_SLOTS
+
+
+# The same arithmetic as PostgreSQL expressions over the given SQL expressions, written from the
+# same constants, so the write path, the rebuild and the close's checks compute exactly what
+# Python does (floor() equals int() here: negative spans are clamped to 0 first).
+def ranked_points_sql(*, points: str, lowest_first: str) -> str:
+    """The points part of composite_score: the points, or MAX_POINTS minus them."""
+    return f"(CASE WHEN {lowest_first} THEN {MAX_POINTS} - ({points}) ELSE ({points}) END)"
+
+
+def elapsed_seconds_sql(*, reached_at: str, starts_at: str) -> str:
+    """elapsed_seconds: whole seconds from the season's start, clamped to the time slots."""
     return (
-        f"(CASE WHEN {lowest_first} THEN {MAX_POINTS} - ({points}) ELSE ({points}) END)::bigint"
-        f" * {TIME_SLOTS} + {TIME_SLOTS - 1}"
-        f" - LEAST(GREATEST(floor(extract(epoch FROM ({reached_at}) - ({starts_at}))), 0),"
-        f" {TIME_SLOTS - 1})::bigint"
+        f"LEAST(GREATEST(floor(extract(epoch FROM ({reached_at}) - ({starts_at}))), 0),"
+        f" {TIME_SLOTS - 1})"
     )
+
+
+def composite_sql(*, points: str, reached_at: str, starts_at: str, lowest_first: str) -> str:
+    """composite_for as a PostgreSQL expression (a bigint)."""
+    ranked_points = ranked_points_sql(points=points, lowest_first=lowest_first)
+    elapsed = elapsed_seconds_sql(reached_at=reached_at, starts_at=starts_at)
+    return f"{ranked_points}::bigint * {TIME_SLOTS} + {TIME_SLOTS - 1} - {elapsed}::bigint"

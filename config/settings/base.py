@@ -77,14 +77,14 @@ TEMPLATES = [
 ]
 
 WSGI_APPLICATION = "config.wsgi.application"
-ASGI_APPLICATION = "config.asgi.application"
+ASGI_APPLICATION = "server.asgi.application"
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leaderboard"),
 }
 # Each thread that serves requests keeps its connection, checked before every request, so a
 # restarted PostgreSQL is picked up at once without restarting the process. HTTP runs on a fixed
-# pool of threads (config/asgi.py), so connections are bounded by it. (A psycopg pool was tried:
+# pool of threads (server/asgi.py), so connections are bounded by it. (A psycopg pool was tried:
 # after a database restart it reconnects with exponential backoff and kept refusing requests for
 # seconds after PostgreSQL was back.)
 #
@@ -159,7 +159,8 @@ DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
 # (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
-# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result.
+# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result. The close
+# tasks are leaderboards/tasks.py's, under the names they were first registered with.
 CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
 CELERY_TASK_ROUTES = {
     task: {"queue": CELERY_LONG_JOBS_QUEUE}

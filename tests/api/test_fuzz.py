@@ -7,9 +7,9 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
-from config.asgi import application as asgi_application
 from config.wsgi import application
 from matches.models import GameServer
+from server.asgi import application as asgi_application
 from tests.factories import BoardFactory, SeasonFactory
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", application)
@@ -45,7 +45,7 @@ def test_the_api_holds_its_schema(case, game_server_key):
     )
 
 
-# The hot reads as the server answers them: the event loop in front of Django (config.asgi).
+# The hot reads as the server answers them: the event loop in front of Django (server.asgi).
 # It reads seasons on threads of its own, so the data must be committed (transactional test).
 hot_reads = schemathesis.openapi.from_asgi("/api/v1/schema/?format=json", asgi_application)
 

@@ -364,7 +364,7 @@ class WebServer:
         self.process = Process(
             [
                 str(BIN / "uvicorn"),
-                "config.asgi:application",
+                "server.asgi:application",
                 "--host",
                 "127.0.0.1",
                 "--port",

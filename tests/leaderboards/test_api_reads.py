@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from leaderboards import closing
 from matches.models import Player
-from seasons import closing
 from tests.factories import BoardFactory, SeasonFactory
 from tests.leaderboards.conftest import at
 

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from config.asgi import application
 from leaderboards import fast_reads, store
 from leaderboards.fast_reads import FastReads
 from matches.models import Player
 from seasons.models import Season, SeasonState
+from server.asgi import application
 
 # The reads run the season lookup on a thread of their own, which must see committed rows.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,11 +13,11 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
-from config.asgi import application
 from leaderboards import live, services, store
 from leaderboards.live import outbox
 from matches.models import PlayerTotal
 from seasons.models import SeasonState
+from server.asgi import application
 from tests.factories import SeasonFactory
 
 ORIGIN = (b"origin", b"http://127.0.0.1")

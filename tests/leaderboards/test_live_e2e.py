@@ -112,7 +112,7 @@ def live_stack(season: Any, api_key: str, tmp_path: Path) -> Iterator[LiveStack]
         Process(
             [
                 str(BIN / "uvicorn"),
-                "config.asgi:application",
+                "server.asgi:application",
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -8,11 +8,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from leaderboards import store
+from leaderboards import closing, store
 from matches import services
 from matches.models import GameServer, MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban
-from seasons import closing
 from seasons.models import ArchivedStanding
 from tests.factories import BoardFactory, SeasonFactory
 
@@ -36,7 +35,7 @@ RANKS = "/api/v1/leaderboard/ranks"
 def asgi_post(path: str, chunks: list[bytes], headers: list[tuple[bytes, bytes]]):
     """POST through the ASGI application as a server would: the body arrives in chunks, and
     the answer says how many of them the application read."""
-    from config.asgi import application
+    from server.asgi import application
 
     messages = [
         {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}

@@ -1,6 +1,6 @@
 """Fixtures of the page tests: a real server stack for the browser, and the browser itself.
 
-`site` is this test process's own deployment: uvicorn serving config.asgi against the test
+`site` is this test process's own deployment: uvicorn serving server.asgi against the test
 database pytest-django created, a Celery worker mirroring results into the real Redis under this
 run's key prefix, and a private redis-server as their broker (so no other worker on the machine
 ever takes these tasks). It lives for the test session; every wait is bounded and every process
@@ -150,7 +150,7 @@ class Site:
         self.port = port
         self.web = Process(
             "web",
-            [str(BIN / "uvicorn"), "config.asgi:application", "--host", "127.0.0.1"]
+            [str(BIN / "uvicorn"), "server.asgi:application", "--host", "127.0.0.1"]
             + ["--port", str(port), "--no-access-log"],
             env=self.env,
             logs=self.logs,

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
+from leaderboards import tasks as leaderboard_tasks
 from seasons import tasks
 from seasons.models import RewardTier, Season
 from tests.factories import BoardFactory
@@ -17,8 +18,8 @@ MONDAY = datetime(2026, 11, 2, tzinfo=UTC)
 def beat() -> None:
     """What Celery beat runs every minute."""
     tasks.plan_seasons()
-    tasks.close_due_seasons()
-    tasks.remove_expired_standings()
+    leaderboard_tasks.close_due_seasons()
+    leaderboard_tasks.remove_expired_standings()
 
 
 def test_a_weekly_board_runs_for_several_weeks_without_anyone_acting(client, post_scores):
@@ -166,7 +167,7 @@ def test_best_and_lowest_first_boards_with_ties_close_exactly(
             )
         live = client.get("/api/v1/leaderboard/top?board=mode").json()["entries"]
     with time_machine.travel(season.accepts_until + timedelta(minutes=1), tick=False):
-        tasks.close_due_seasons()
+        leaderboard_tasks.close_due_seasons()
     archived = client.get(f"/api/v1/leaderboard/top?board=mode&season={season.slug}").json()
 
     assert [(e["player_id"], e["points"]) for e in live] == expected

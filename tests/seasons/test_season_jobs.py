@@ -8,8 +8,8 @@ from django.db import connection
 from django.utils import timezone
 
 from config.celery import app
-from leaderboards import services, store
-from seasons import closing
+from leaderboards import closing, services, store
+from leaderboards.schedules import PERIODIC_TASKS
 from seasons.locks import SEASON_JOBS, SeasonBusy
 from seasons.models import Season, SeasonState
 from tests.factories import BoardFactory, SeasonFactory
@@ -100,3 +100,10 @@ def test_long_jobs_have_their_own_queue_and_the_mirror_keeps_the_default(task, q
     route = app.amqp.router.route({}, task)
 
     assert route["queue"].name == queue
+
+
+@pytest.mark.parametrize("task", sorted({task for task, _ in PERIODIC_TASKS.values()}))
+def test_every_periodic_task_names_a_task_the_workers_know(task):
+    app.loader.import_default_modules()
+
+    assert task in app.tasks

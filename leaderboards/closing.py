@@ -24,12 +24,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from config.errors import Conflict
-from leaderboards import live, store
-from leaderboards.services import season_rebuild_standings, totals_mirror_pending
-from seasons.scoring import TIME_SLOTS, points_of
+from seasons.locks import SeasonBusy, season_job
+from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
+from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
 
-from .locks import SeasonBusy, season_job
-from .models import MAX_SEASON_SECONDS, Season, SeasonState
+from . import live, store
+from .services import season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,6 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
         ) as copy:
             for page in store.iter_standings(season.pk, page_size=SNAPSHOT_PAGE):
                 for standing in page:
-                    elapsed = TIME_SLOTS - 1 - standing.composite % TIME_SLOTS
                     copy.write_row(
                         (
                             season.pk,
@@ -148,7 +147,7 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
                             standing.better_count + 1,
                             standing.player_id,
                             points_of(standing.composite, lowest_first=lowest_first),
-                            season.starts_at + timedelta(seconds=elapsed),
+                            season.starts_at + timedelta(seconds=elapsed_of(standing.composite)),
                         )
                     )
                 copied += len(page)
@@ -159,7 +158,10 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
 
 def _verify(season: Season) -> dict[str, int]:
     """Differences between the archive and PostgreSQL's totals (empty when they agree)."""
-    ranked_points = "(536870911 - t.points)" if season.board.lowest_first else "t.points"
+    ranked_points = ranked_points_sql(
+        points="t.points", lowest_first="TRUE" if season.board.lowest_first else "FALSE"
+    )
+    elapsed = elapsed_seconds_sql(reached_at="t.reached_at", starts_at="%s")
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -181,8 +183,7 @@ def _verify(season: Season) -> dict[str, int]:
             SELECT count(*) FROM (
                 SELECT a.rank, row_number() OVER (
                     ORDER BY {ranked_points} DESC,
-                             LEAST(GREATEST(floor(extract(epoch FROM t.reached_at - %s)), 0),
-                                   16777215) ASC,
+                             {elapsed} ASC,
                              t.player_id COLLATE "C" DESC
                 ) AS expected
                 FROM seasons_archivedstanding a

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from seasons import closing
+from leaderboards import closing
 from seasons.models import Season, SeasonState
 from tests.factories import BoardFactory, PlayerTotalFactory, SeasonFactory
 

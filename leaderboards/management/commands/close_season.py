@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from config.errors import DomainError
-from seasons.closing import season_close
+from leaderboards.closing import season_close
 from seasons.locks import SeasonBusy
 from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get

@@ -13,8 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from config.errors import Conflict
-from leaderboards import store
-from seasons import closing
+from leaderboards import closing, store
 from seasons.models import ArchivedStanding, RewardTier, Season, SeasonReward
 from tests.factories import BoardFactory, SeasonFactory
 
