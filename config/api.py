@@ -12,6 +12,7 @@ from rest_framework.parsers import JSONParser
 
 from config.errors import InvalidInput
 from config.player_ids import PLAYER_ID_PATTERN, PLAYER_ID_RULE
+from config.slugs import OPTIONAL_SLUG_PATTERN, SLUG_PATTERN
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -92,8 +93,6 @@ class LimitedJSONParser(JSONParser):
             raise exceptions.ParseError("JSON nested too deeply.") from exc
 
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-
 PLAYER_ID_PATH = OpenApiParameter(
     "player_id",
     str,
@@ -101,9 +100,6 @@ PLAYER_ID_PATH = OpenApiParameter(
     pattern=PLAYER_ID_PATTERN,
     description=f"{PLAYER_ID_RULE}.",
 )
-# In query strings an empty value means "not given", as in an HTML form.
-OPTIONAL_SLUG_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,63})?$"
-
 SLUG_PATH = OpenApiParameter("slug", str, OpenApiParameter.PATH, pattern=SLUG_PATTERN)
 SEASON_QUERY = OpenApiParameter(
     "season",

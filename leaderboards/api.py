@@ -15,19 +15,18 @@ from rest_framework.views import APIView
 from config.api import (
     PLAYER_ID_PATH,
     SEASON_QUERY,
-    SLUG_PATTERN,
     StrictCharField,
     StrictSerializer,
 )
 from config.errors import InvalidInput, NotFound
 from config.player_ids import check_player_id, player_id_field_validator
+from config.slugs import slug_allowed, slug_validator
 from seasons.api import BOARD_QUERY
 from seasons.models import Season
 from seasons.selectors import season_for_read
 
 from . import selectors
 
-_SLUG = re.compile(SLUG_PATTERN)
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
 
 
@@ -56,8 +55,8 @@ def read_query(params: Any, **ranges: QueryInteger) -> dict[str, Any]:
     query: dict[str, Any] = {}
     for name in ("board", "season"):
         value = params.get(name) or None
-        if value is not None and not _SLUG.match(value):
-            errors[name] = ["Use 1-64 lowercase letters, digits, '-' or '_'."]
+        if value is not None and not slug_allowed(value):
+            errors[name] = [slug_validator.message]
         query[name] = value
     query["rank_style"] = params.get("rank_style") or "ordinal"
     if query["rank_style"] not in selectors.RANK_STYLES:

@@ -27,6 +27,7 @@ from config.errors import Conflict
 from seasons.locks import SeasonBusy, season_job
 from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
 from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
+from seasons.services import season_create
 
 from . import live, store
 from .services import season_rebuild_standings, totals_mirror_pending
@@ -262,8 +263,8 @@ def _reset_now(season: Season, now: datetime) -> None:
         following.starts_at = now
         following.save(update_fields=["starts_at"])
         return
-    Season.objects.create(
-        board_id=season.board_id,
+    season_create(
+        board=season.board,
         slug=f"{season.slug}-reset-{now:%Y%m%d%H%M%S}",
         name=f"{season.name} (after the reset)",
         starts_at=now,

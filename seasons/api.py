@@ -11,8 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import OPTIONAL_SLUG_PATTERN, SLUG_PATH, validate_query
+from config.api import SLUG_PATH, validate_query
 from config.player_ids import OPTIONAL_PLAYER_ID_PATTERN, PLAYER_ID_PATTERN
+from config.slugs import OPTIONAL_SLUG_PATTERN
 
 from . import selectors
 from .models import DEFAULT_BOARD, Board, Season

@@ -7,20 +7,17 @@ from cronsim import CronSim, CronSimError
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Func, Q
 from django.utils import timezone
+
+from config.slugs import SLUG_MAX_LENGTH, slug_validator
 
 from .scoring import TIME_SLOTS
 
 # A season's window must fit the 24 low bits of the composite score (see seasons/scoring.py).
 MAX_SEASON_SECONDS = TIME_SLOTS - 1
-
-slug_validator = RegexValidator(
-    r"^[a-z0-9][a-z0-9_-]{0,63}$",
-    "Use 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit.",
-)
 
 
 # The board a request means when it names none; created by `manage.py bootstrap`.
@@ -81,7 +78,7 @@ def longest_window(expression: str, now: datetime) -> tuple[datetime, datetime] 
 
 
 class Board(models.Model):
-    slug = models.SlugField(max_length=64, unique=True, validators=[slug_validator])
+    slug = models.SlugField(max_length=SLUG_MAX_LENGTH, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200)
     score_operator = models.CharField(
         max_length=8, choices=ScoreOperator.choices, default=ScoreOperator.SUM
@@ -222,7 +219,7 @@ def season_overlap_message(other: "Season") -> str:
 
 class Season(models.Model):
     board = models.ForeignKey(Board, on_delete=models.PROTECT, related_name="seasons")
-    slug = models.SlugField(max_length=64, validators=[slug_validator])
+    slug = models.SlugField(max_length=SLUG_MAX_LENGTH, validators=[slug_validator])
     name = models.CharField(max_length=200)
     starts_at = models.DateTimeField()
     ends_at = models.DateTimeField(
