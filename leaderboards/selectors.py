@@ -219,13 +219,12 @@ def _top_build(
     )
     now = timezone.now()
     body = json_body(
-        {
-            "board": season.board.slug,
-            "season": season.slug,
-            "as_of": now,
-            "total_players": total,
-            "entries": standing_entries(season, standings, rank_style),
-        }
+        top_page(
+            season,
+            as_of=now,
+            total_players=total,
+            entries=standing_entries(season, standings, rank_style),
+        )
     )
     built_at_ms = int(now.timestamp() * 1000)
     return store.SharedAnswer(
@@ -234,6 +233,19 @@ def _top_build(
         built_at_ms=built_at_ms,
         expires_at_ms=built_at_ms + int(seconds * 1000),
     )
+
+
+def top_page(
+    season: Season, *, as_of: datetime, total_players: int, entries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A page of the top: the REST answer's fields, and the socket's `top` message's."""
+    return {
+        "board": season.board.slug,
+        "season": season.slug,
+        "as_of": as_of,
+        "total_players": total_players,
+        "entries": entries,
+    }
 
 
 def json_body(data: Any) -> str:

@@ -62,19 +62,11 @@ def player_message(
     return {"type": "player", **standing_fields(season, player_id, standing, total_players)}
 
 
-def _page_fields(season: Season, reading: TickReading, k: int) -> dict[str, Any]:
-    # The fields of the REST top page (selectors.top_answer), whose body is built with its
-    # cache validators and shared between processes, so it is made there, not from here.
-    return {
-        **_board_and_season(season),
-        "as_of": reading.as_of,
-        "total_players": reading.total_players,
-        "entries": reading.top[:k],
-    }
-
-
 def top_message(season: Season, reading: TickReading, k: int) -> dict[str, Any]:
-    return {"type": "top", **_page_fields(season, reading, k)}
+    page = selectors.top_page(
+        season, as_of=reading.as_of, total_players=reading.total_players, entries=reading.top[:k]
+    )
+    return {"type": "top", **page}
 
 
 def snapshot_message(
@@ -90,7 +82,10 @@ def snapshot_message(
             ),
             "entries": reading.around_windows.get((player_id, around), []),
         }
-    return {"type": "snapshot", **_page_fields(season, reading, top), "player": player}
+    page = selectors.top_page(
+        season, as_of=reading.as_of, total_players=reading.total_players, entries=reading.top[:top]
+    )
+    return {"type": "snapshot", **page, "player": player}
 
 
 def season_closed_message(season: Season, next_slug: str | None) -> dict[str, Any]:
