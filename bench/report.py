@@ -861,6 +861,15 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
     return lines
 
 
+def _autovacuum(ran: dict[str, dict[str, int]] | None) -> str:
+    if not ran:
+        return "–" if ran is None else "none"
+    return ", ".join(
+        f"{table} ({counts['autovacuums']} vacuum, {counts['autoanalyzes']} analyze)"
+        for table, counts in sorted(ran.items())
+    )
+
+
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
     phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
     phases += _open_loop_rows(results)
@@ -873,18 +882,20 @@ def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
         "From PostgreSQL's statistics over each phase's load and the mirror's drain after it, "
         "per result accepted meanwhile: statements from pg_stat_statements (the servers' only: "
         "the harness's own are not counted), WAL from the cluster's WAL position, the hit ratio "
-        "of the bench database's buffer cache, checkpoints that fell in the phase.",
+        "of the bench database's buffer cache, checkpoints and autovacuum runs (per table) that "
+        "fell in the phase.",
         "",
         "| Phase | Results | Statements/result | Commits/result | WAL bytes/result | "
-        "Full-page images | Hit ratio | Blocks read | Checkpoints |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "Full-page images | Hit ratio | Blocks read | Checkpoints | Autovacuum |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, pg in phases:
         lines.append(
             f"| {name} | {_n(pg.get('results'))} | {_n(pg.get('statements_per_result'), 3)} | "
             f"{_n(pg.get('commits_per_result'), 3)} | {_n(pg.get('wal_bytes_per_result'))} | "
             f"{_n(pg.get('wal_full_page_images'))} | {_share(pg.get('buffer_hit_ratio'))} | "
-            f"{_n(pg.get('blocks_read'))} | {_n(pg.get('checkpoints'))} |"
+            f"{_n(pg.get('blocks_read'))} | {_n(pg.get('checkpoints'))} | "
+            f"{_autovacuum(pg.get('autovacuum'))} |"
         )
     quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
     for name, pg in phases:
