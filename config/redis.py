@@ -1,7 +1,16 @@
-"""Redis connections and the machinery every user of Redis here shares: a client per process and
-one per event loop, Lua scripts called by SHA-1 (loaded again into a Redis that forgot them), and
-pipelines. It names no key and holds no script: each user owns its own (leaderboards/store.py the
-leaderboards', config/throttles.py the rate limits')."""
+"""Redis connections by role and the machinery every user of Redis here shares: a client per
+process and one per event loop, Lua scripts called by SHA-1 (loaded again into a Redis that forgot
+them), and pipelines. It names no key and holds no script: each user owns its own
+(leaderboards/store.py the leaderboards', config/throttles.py the rate limits').
+
+Each role has its own setting, and each defaults to REDIS_URL, so one local Redis serves all:
+- the leaderboard data (`leaderboard()`: LEADERBOARD_REDIS_URL, a Redis Cluster with
+  LEADERBOARD_REDIS_CLUSTER), and its replicas for shared reads (`leaderboard_reads()`);
+- the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache).
+Roles on the same URL share one Connection, so the event loop still sends a rate-limit count
+and a read in one round trip. The module-level functions (`client()`, `scripts_run()`...) are
+the leaderboard data's, the gateway's connection.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +18,15 @@ import asyncio
 import hashlib
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
 from django.conf import settings
-
-_lock = threading.Lock()
-_client: redis.Redis | None = None
-_scripts: dict[str, Any] = {}
 
 
 def _options() -> dict[str, Any]:
@@ -31,25 +38,6 @@ def _options() -> dict[str, Any]:
     }
 
 
-def client() -> redis.Redis:
-    """This process's client (thread-safe; its pool opens a connection per thread in use)."""
-    global _client
-    if _client is None:
-        with _lock:
-            if _client is None:
-                _client = redis.Redis.from_url(settings.REDIS_URL, **_options())
-    return _client
-
-
-def script(source: str) -> Any:
-    """The Lua script, registered once per process (redis-py's Script: called by SHA-1)."""
-    registered = _scripts.get(source)
-    if registered is None:
-        registered = client().register_script(source)
-        _scripts[source] = registered
-    return registered
-
-
 @dataclass(frozen=True, slots=True)
 class ScriptCall:
     """One script call: the same for a synchronous caller and for the event loop's."""
@@ -57,10 +45,6 @@ class ScriptCall:
     source: str
     keys: list[str]
     args: list[Any]
-
-
-def script_run(call: ScriptCall) -> Any:
-    return script(call.source)(keys=call.keys, args=call.args)
 
 
 # Each script's SHA-1, computed once per source, and the source of each SHA-1 (to load it again
@@ -79,29 +63,6 @@ def evalsha(call: ScriptCall) -> tuple[Any, ...]:
     return ("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
 
 
-def scripts_run(calls: Sequence[ScriptCall]) -> list[Any]:
-    """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts ask
-    SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror task,
-    and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded, and only
-    the calls that failed for it run again; any other error is raised."""
-    return commands_run([evalsha(call) for call in calls])
-
-
-def commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    """Commands in one pipeline, script calls among them by SHA-1 (see scripts_run)."""
-    replies = _pipeline_run(commands)
-    again, sources = _forgotten(commands, replies)
-    if again:
-        for source in sources:
-            client().script_load(source)
-        for i, reply in zip(again, _pipeline_run([commands[i] for i in again]), strict=True):
-            replies[i] = reply
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-    return replies
-
-
 def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[list[int], set[str]]:
     """The script calls a restarted Redis did not know, and their scripts' sources: the caller
     loads those and runs only these calls again (the pipeline's other commands, counts among
@@ -112,11 +73,101 @@ def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[lis
     return again, {_SOURCES[commands[i][1]] for i in again}
 
 
-def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    pipe = client().pipeline(transaction=False)
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe.execute(raise_on_error=False)
+class Connection:
+    """One Redis, or one Redis Cluster (`cluster`: the URL names a seed node), with a client per
+    process and one per event loop. On a cluster, redis-py routes each command by its keys'
+    slot, pipelines go to each node in parallel, and SCRIPT LOAD goes to every primary, so a
+    node that forgot a script gets it back like a single Redis does."""
+
+    def __init__(self, url: str, *, cluster: bool = False) -> None:
+        self.url = url
+        self.cluster = cluster
+        self._lock = threading.Lock()
+        self._client: redis.Redis | redis.cluster.RedisCluster | None = None
+        self._scripts: dict[str, Any] = {}
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def client(self) -> Any:
+        """This process's client (thread-safe; its pool opens a connection per thread in use)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    if self.cluster:
+                        self._client = redis.cluster.RedisCluster.from_url(self.url, **_options())
+                    else:
+                        self._client = redis.Redis.from_url(self.url, **_options())
+        return self._client
+
+    def async_client(self) -> Any:
+        """A new client for the running event loop."""
+        if self.cluster:
+            return redis.asyncio.cluster.RedisCluster.from_url(self.url, **_options())
+        return redis.asyncio.Redis.from_url(self.url, **_options())
+
+    def script(self, source: str) -> Any:
+        """The Lua script, registered once per process (redis-py's Script: called by SHA-1)."""
+        registered = self._scripts.get(source)
+        if registered is None:
+            registered = self.client().register_script(source)
+            self._scripts[source] = registered
+        return registered
+
+    def script_run(self, call: ScriptCall) -> Any:
+        return self.script(call.source)(keys=call.keys, args=call.args)
+
+    def scripts_run(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts
+        ask SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror
+        task, and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded,
+        and only the calls that failed for it run again; any other error is raised."""
+        return self.commands_run([evalsha(call) for call in calls])
+
+    def commands_run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Commands in one pipeline, script calls among them by SHA-1 (see scripts_run)."""
+        replies = self._pipeline_run(commands)
+        again, sources = _forgotten(commands, replies)
+        if again:
+            for source in sources:
+                self.client().script_load(source)
+            for i, reply in zip(
+                again, self._pipeline_run([commands[i] for i in again]), strict=True
+            ):
+                replies[i] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+    def _pipeline_run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        pipe = self.client().pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute(raise_on_error=False)
+
+    def mget(self, keys: Sequence[str]) -> list[Any]:
+        """Values of keys that may lie in different slots (on a cluster, one MGET per node)."""
+        if self.cluster:
+            return self.client().mget_nonatomic(list(keys))
+        return self.client().mget(list(keys))
+
+    def loop_send(self, *command: Any) -> asyncio.Future[Any]:
+        """Send a command from the running event loop, with the others of this turn of the loop."""
+        loop = asyncio.get_running_loop()
+        commands = self._loops.get(loop)
+        if commands is None:
+            commands = self._loops[loop] = _LoopCommands(loop, self.async_client())
+        return commands.send(*command)
+
+    def loop_script_run(self, call: ScriptCall) -> asyncio.Future[Any]:
+        return self.loop_send(*evalsha(call))
+
+    def loop_mget(self, keys: Sequence[str]) -> Awaitable[list[Any]]:
+        """mget from the event loop (on a cluster, a GET per key in the same batch)."""
+        if self.cluster:
+            return asyncio.gather(*(self.loop_send("GET", key) for key in keys))
+        return self.loop_send("MGET", *keys)
 
 
 # --- Commands from an event loop --------------------------------------------------------------
@@ -129,9 +180,9 @@ def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
 
 
 class _LoopCommands:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, client: Any) -> None:
         self.loop = loop
-        self.client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **_options())
+        self.client = client
         self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self.sending: set[asyncio.Task[None]] = set()
 
@@ -180,19 +231,72 @@ class _LoopCommands:
         return await pipe.execute(raise_on_error=False)
 
 
-_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
-    weakref.WeakKeyDictionary()
-)
+# --- The roles ----------------------------------------------------------------------------------
+
+_connections: dict[tuple[str, bool], Connection] = {}
+_connections_lock = threading.Lock()
+
+
+def _connection(url: str, *, cluster: bool = False) -> Connection:
+    key = (url, cluster)
+    found = _connections.get(key)
+    if found is None:
+        with _connections_lock:
+            found = _connections.setdefault(key, Connection(url, cluster=cluster))
+    return found
+
+
+_leaderboard: Connection | None = None
+
+
+def leaderboard() -> Connection:
+    """The leaderboard data's primary (or cluster): every write, and every read that must see
+    the latest write."""
+    global _leaderboard
+    if _leaderboard is None:
+        _leaderboard = _connection(
+            settings.LEADERBOARD_REDIS_URL, cluster=settings.LEADERBOARD_REDIS_CLUSTER
+        )
+    return _leaderboard
+
+
+def rate_limits() -> Connection:
+    """The rate limits' counters (config/throttles.py), beside Django's cache."""
+    return _connection(settings.CACHE_REDIS_URL)
+
+
+def connections_forget() -> None:
+    """Forget every connection (after the settings that name them changed, in tests)."""
+    global _leaderboard
+    with _connections_lock:
+        _connections.clear()
+        _leaderboard = None
+
+
+# The leaderboard data's shortcuts: the gateway's (leaderboards/store.py) connection.
+def client() -> Any:
+    return leaderboard().client()
+
+
+def script(source: str) -> Any:
+    return leaderboard().script(source)
+
+
+def script_run(call: ScriptCall) -> Any:
+    return leaderboard().script_run(call)
+
+
+def scripts_run(calls: Sequence[ScriptCall]) -> list[Any]:
+    return leaderboard().scripts_run(calls)
+
+
+def commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    return leaderboard().commands_run(commands)
 
 
 def loop_send(*command: Any) -> asyncio.Future[Any]:
-    """Send a command from the running event loop, with the others of this turn of the loop."""
-    loop = asyncio.get_running_loop()
-    commands = _loops.get(loop)
-    if commands is None:
-        commands = _loops[loop] = _LoopCommands(loop)
-    return commands.send(*command)
+    return leaderboard().loop_send(*command)
 
 
 def loop_script_run(call: ScriptCall) -> asyncio.Future[Any]:
-    return loop_send(*evalsha(call))
+    return leaderboard().loop_script_run(call)
