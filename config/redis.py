@@ -300,3 +300,11 @@ def loop_send(*command: Any) -> asyncio.Future[Any]:
 
 def loop_script_run(call: ScriptCall) -> asyncio.Future[Any]:
     return leaderboard().loop_script_run(call)
+
+
+def mget(keys: Sequence[str]) -> list[Any]:
+    return leaderboard().mget(keys)
+
+
+def loop_mget(keys: Sequence[str]) -> Awaitable[list[Any]]:
+    return leaderboard().loop_mget(keys)

@@ -21,8 +21,10 @@ from config.redis import (
     client,
     commands_run,
     evalsha,
+    loop_mget,
     loop_script_run,
     loop_send,
+    mget,
     script,
     script_run,
     scripts_run,
@@ -620,10 +622,11 @@ def _profiles_reply(
 def profiles_read(
     player_ids: Sequence[str],
 ) -> tuple[dict[str, ProfileEntry], dict[str, str | None]]:
-    """The cached entries found and every player's current generation, in one MGET."""
+    """The cached entries found and every player's current generation, in one MGET (one per
+    node on a Redis Cluster: a player's keys are spread by their own slots)."""
     if not player_ids:
         return {}, {}
-    return _profiles_reply(player_ids, client().mget(_profiles_command(player_ids)))
+    return _profiles_reply(player_ids, mget(_profiles_command(player_ids)))
 
 
 def profiles_file(entries: dict[str, ProfileEntry], *, ttl_seconds: int) -> None:
@@ -679,7 +682,7 @@ async def aprofiles_read(
     """profiles_read from the event loop."""
     if not player_ids:
         return {}, {}
-    return _profiles_reply(player_ids, await loop_send("MGET", *_profiles_command(player_ids)))
+    return _profiles_reply(player_ids, await loop_mget(_profiles_command(player_ids)))
 
 
 async def ashared_answer_get(key: str) -> SharedAnswer | None:
