@@ -7,6 +7,9 @@ Each role has its own setting, and each defaults to REDIS_URL, so one local Redi
 - the leaderboard data (`leaderboard()`: LEADERBOARD_REDIS_URL, a Redis Cluster with
   LEADERBOARD_REDIS_CLUSTER), and its replicas for shared reads (`leaderboard_reads()`);
 - the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache).
+Shared reads may go to a replica of the leaderboard primary (LEADERBOARD_REDIS_REPLICA_URLS,
+`replica_script_run` and its kin): a replica that is behind, unlinked or down is left for the
+primary, so a reader is never given a wrong answer for a replica's sake.
 Roles on the same URL share one Connection, so the event loop still sends a rate-limit count
 and a read in one round trip. The module-level functions (`client()`, `scripts_run()`...) are
 the leaderboard data's, the gateway's connection.
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import os
 import threading
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +32,8 @@ import redis.asyncio
 import redis.asyncio.cluster
 import redis.cluster
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 
 def _options() -> dict[str, Any]:
@@ -267,10 +274,165 @@ def rate_limits() -> Connection:
 
 def connections_forget() -> None:
     """Forget every connection (after the settings that name them changed, in tests)."""
-    global _leaderboard
+    global _leaderboard, _replicas
     with _connections_lock:
         _connections.clear()
         _leaderboard = None
+        if _replicas is not None:
+            _replicas.stop()
+        _replicas = None
+
+
+# --- Replicas for shared reads --------------------------------------------------------------
+
+
+class Replicas:
+    """The leaderboard primary's replicas (one Redis each, not a Cluster), and which of them may
+    answer now. A thread of each process checks them every LEADERBOARD_REPLICA_CHECK_SECONDS,
+    never a request: a replica answers only while it is linked to its primary (not syncing)
+    and has applied everything the primary had written at the check before (replication
+    offsets), so it is at most about one check behind. A replica whose read fails is left at
+    once, until a check finds it well again."""
+
+    def __init__(self, primary: Connection, urls: Sequence[str], *, check_seconds: float) -> None:
+        self.primary = primary
+        self.connections = [Connection(url) for url in urls]
+        self.check_seconds = check_seconds
+        self.usable: tuple[Connection, ...] = ()
+        self._turn = 0
+        self._pid: int | None = None
+        self._stopped = threading.Event()
+        self._primary_offset: int | None = None
+        self._lock = threading.Lock()
+
+    def pick(self) -> Connection | None:
+        """A replica that may answer now (in turn), or None: read the primary."""
+        if self._pid != os.getpid():
+            self._start()
+        usable = self.usable
+        if not usable:
+            return None
+        self._turn += 1
+        return usable[self._turn % len(usable)]
+
+    def failed(self, replica: Connection) -> None:
+        self.usable = tuple(c for c in self.usable if c is not replica)
+        logger.warning("leaderboard replica %s failed a read; the primary answers", replica.url)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid():
+                return
+            # A forked process (a worker's child) checks for itself, from nothing known.
+            self._pid = os.getpid()
+            self.usable = ()
+            self._primary_offset = None
+            self.check()
+            threading.Thread(target=self._run, name="replica-check", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.check_seconds):
+            try:
+                self.check()
+            except Exception:  # the thread must go on checking whatever one check met
+                logger.exception("checking the leaderboard replicas failed")
+
+    def check(self) -> None:
+        try:
+            offset = int(self.primary.client().info("replication")["master_repl_offset"])
+        except redis.RedisError:
+            offset = None  # the primary is down: nothing to compare with; keep what was known
+        required = self._primary_offset if self._primary_offset is not None else offset
+        if offset is not None:
+            self._primary_offset = offset
+        if required is None:
+            return
+        self.usable = tuple(c for c in self.connections if self._caught_up(c, required))
+
+    def _caught_up(self, replica: Connection, primary_offset: int) -> bool:
+        try:
+            info = replica.client().info("replication")
+        except redis.RedisError:
+            return False
+        return (
+            info.get("role") == "slave"
+            and info.get("master_link_status") == "up"
+            and int(info.get("master_sync_in_progress", 1)) == 0
+            and int(info.get("slave_repl_offset", -1)) >= primary_offset
+        )
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+_replicas: Replicas | None = None
+
+
+def replicas() -> Replicas | None:
+    """The leaderboard's replicas, or None when it has none (or is a Cluster)."""
+    global _replicas
+    if _replicas is None:
+        urls = settings.LEADERBOARD_REDIS_REPLICA_URLS
+        if not urls or settings.LEADERBOARD_REDIS_CLUSTER:
+            return None
+        with _connections_lock:
+            if _replicas is None:
+                _replicas = Replicas(
+                    leaderboard(), urls, check_seconds=settings.LEADERBOARD_REPLICA_CHECK_SECONDS
+                )
+    return _replicas
+
+
+_REPLICA_FAILURES = (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError)
+
+
+def _on_replica(run: Callable[[Connection], Any]) -> Any:
+    chosen = replicas()
+    replica = chosen.pick() if chosen is not None else None
+    if replica is not None:
+        try:
+            return run(replica)
+        except _REPLICA_FAILURES:
+            chosen.failed(replica)  # type: ignore[union-attr]
+    return run(leaderboard())
+
+
+async def _aon_replica(run: Callable[[Connection], Awaitable[Any]]) -> Any:
+    chosen = replicas()
+    replica = chosen.pick() if chosen is not None else None
+    if replica is not None:
+        try:
+            return await run(replica)
+        except _REPLICA_FAILURES:
+            chosen.failed(replica)  # type: ignore[union-attr]
+    return await run(leaderboard())
+
+
+def replica_script_run(call: ScriptCall) -> Any:
+    """A read-only script call on a replica that may answer, else on the primary."""
+    return _on_replica(lambda connection: connection.scripts_run([call])[0])
+
+
+def replica_commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Read-only commands in one pipeline on a replica that may answer, else on the primary."""
+    return _on_replica(lambda connection: connection.commands_run(commands))
+
+
+async def areplica_script_run(call: ScriptCall) -> Any:
+    """replica_script_run from the event loop."""
+    return await _aon_replica(lambda connection: connection.loop_script_run(call))
+
+
+def replicas_acknowledge() -> tuple[Any, ...] | None:
+    """The WAIT command that holds a writer until every replica has its writes (bounded by
+    LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without replicas."""
+    if not settings.LEADERBOARD_REDIS_REPLICA_URLS or settings.LEADERBOARD_REDIS_CLUSTER:
+        return None
+    return (
+        "WAIT",
+        len(settings.LEADERBOARD_REDIS_REPLICA_URLS),
+        settings.LEADERBOARD_REPLICA_WAIT_MS,
+    )
 
 
 # The leaderboard data's shortcuts: the gateway's (leaderboards/store.py) connection.

@@ -111,6 +111,19 @@ REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
 # names one seed node of a Redis Cluster, and each season's keys land on the node of its slot.
 LEADERBOARD_REDIS_URL = env("LEADERBOARD_REDIS_URL", default=REDIS_URL)
 LEADERBOARD_REDIS_CLUSTER = env.bool("LEADERBOARD_REDIS_CLUSTER", default=False)
+# Replicas of the leaderboard primary (not of a Cluster) that answer shared reads: top pages,
+# around-me, the live ticker. Each process checks them every LEADERBOARD_REPLICA_CHECK_SECONDS and
+# reads the primary instead of one that is behind, unlinked or down (config/redis.py).
+LEADERBOARD_REDIS_REPLICA_URLS = env.list("LEADERBOARD_REDIS_REPLICA_URLS", default=[])
+LEADERBOARD_REPLICA_CHECK_SECONDS = env.float("LEADERBOARD_REPLICA_CHECK_SECONDS", default=1.0)
+# With replicas, the mirror waits (at most this long) for them to hold its writes before it
+# tells the sockets: a ticker that then reads a replica sees the change.
+LEADERBOARD_REPLICA_WAIT_MS = env.int("LEADERBOARD_REPLICA_WAIT_MS", default=50)
+# A player whose result this process committed reads their own rank (and around-me) from the
+# primary for this long (leaderboards/read_your_writes.py).
+LEADERBOARD_READ_YOUR_WRITES_SECONDS = env.float(
+    "LEADERBOARD_READ_YOUR_WRITES_SECONDS", default=5.0
+)
 # Django's cache and the rate limits' counters (config/throttles.py).
 CACHE_REDIS_URL = env("CACHE_REDIS_URL", default=REDIS_URL)
 # The channel layer's Redis (channels-redis speaks to one Redis or Sentinel, not to a Cluster).
