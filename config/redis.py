@@ -1,25 +1,39 @@
-"""Redis connections and the machinery every user of Redis here shares: a client per process and
-one per event loop, Lua scripts called by SHA-1 (loaded again into a Redis that forgot them), and
-pipelines. It names no key and holds no script: each user owns its own (leaderboards/store.py the
-leaderboards', config/throttles.py the rate limits')."""
+"""Redis connections by role and the machinery every user of Redis here shares: a client per
+process and one per event loop, Lua scripts called by SHA-1 (loaded again into a Redis that forgot
+them), and pipelines. It names no key and holds no script: each user owns its own
+(leaderboards/store.py the leaderboards', config/throttles.py the rate limits').
+
+Each role has its own setting, and each defaults to REDIS_URL, so one local Redis serves all:
+- the leaderboard data (`leaderboard()`: LEADERBOARD_REDIS_URL, a Redis Cluster with
+  LEADERBOARD_REDIS_CLUSTER), and its replicas for shared reads (`leaderboard_reads()`);
+- the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache).
+Shared reads may go to a replica of the leaderboard primary (LEADERBOARD_REDIS_REPLICA_URLS,
+`replica_script_run` and its kin): a replica that is behind, unlinked or down is left for the
+primary, so a reader is never given a wrong answer for a replica's sake.
+Roles on the same URL share one Connection, so the event loop still sends a rate-limit count
+and a read in one round trip. The module-level functions (`client()`, `scripts_run()`...) are
+the leaderboard data's, the gateway's connection.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
 from django.conf import settings
 
-_lock = threading.Lock()
-_client: redis.Redis | None = None
-_scripts: dict[str, Any] = {}
+logger = logging.getLogger(__name__)
 
 
 def _options() -> dict[str, Any]:
@@ -31,25 +45,6 @@ def _options() -> dict[str, Any]:
     }
 
 
-def client() -> redis.Redis:
-    """This process's client (thread-safe; its pool opens a connection per thread in use)."""
-    global _client
-    if _client is None:
-        with _lock:
-            if _client is None:
-                _client = redis.Redis.from_url(settings.REDIS_URL, **_options())
-    return _client
-
-
-def script(source: str) -> Any:
-    """The Lua script, registered once per process (redis-py's Script: called by SHA-1)."""
-    registered = _scripts.get(source)
-    if registered is None:
-        registered = client().register_script(source)
-        _scripts[source] = registered
-    return registered
-
-
 @dataclass(frozen=True, slots=True)
 class ScriptCall:
     """One script call: the same for a synchronous caller and for the event loop's."""
@@ -57,10 +52,6 @@ class ScriptCall:
     source: str
     keys: list[str]
     args: list[Any]
-
-
-def script_run(call: ScriptCall) -> Any:
-    return script(call.source)(keys=call.keys, args=call.args)
 
 
 # Each script's SHA-1, computed once per source, and the source of each SHA-1 (to load it again
@@ -79,29 +70,6 @@ def evalsha(call: ScriptCall) -> tuple[Any, ...]:
     return ("EVALSHA", sha, len(call.keys), *call.keys, *call.args)
 
 
-def scripts_run(calls: Sequence[ScriptCall]) -> list[Any]:
-    """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts ask
-    SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror task,
-    and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded, and only
-    the calls that failed for it run again; any other error is raised."""
-    return commands_run([evalsha(call) for call in calls])
-
-
-def commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    """Commands in one pipeline, script calls among them by SHA-1 (see scripts_run)."""
-    replies = _pipeline_run(commands)
-    again, sources = _forgotten(commands, replies)
-    if again:
-        for source in sources:
-            client().script_load(source)
-        for i, reply in zip(again, _pipeline_run([commands[i] for i in again]), strict=True):
-            replies[i] = reply
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-    return replies
-
-
 def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[list[int], set[str]]:
     """The script calls a restarted Redis did not know, and their scripts' sources: the caller
     loads those and runs only these calls again (the pipeline's other commands, counts among
@@ -112,11 +80,101 @@ def _forgotten(commands: list[tuple[Any, ...]], replies: list[Any]) -> tuple[lis
     return again, {_SOURCES[commands[i][1]] for i in again}
 
 
-def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
-    pipe = client().pipeline(transaction=False)
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe.execute(raise_on_error=False)
+class Connection:
+    """One Redis, or one Redis Cluster (`cluster`: the URL names a seed node), with a client per
+    process and one per event loop. On a cluster, redis-py routes each command by its keys'
+    slot, pipelines go to each node in parallel, and SCRIPT LOAD goes to every primary, so a
+    node that forgot a script gets it back like a single Redis does."""
+
+    def __init__(self, url: str, *, cluster: bool = False) -> None:
+        self.url = url
+        self.cluster = cluster
+        self._lock = threading.Lock()
+        self._client: redis.Redis | redis.cluster.RedisCluster | None = None
+        self._scripts: dict[str, Any] = {}
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def client(self) -> Any:
+        """This process's client (thread-safe; its pool opens a connection per thread in use)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    if self.cluster:
+                        self._client = redis.cluster.RedisCluster.from_url(self.url, **_options())
+                    else:
+                        self._client = redis.Redis.from_url(self.url, **_options())
+        return self._client
+
+    def async_client(self) -> Any:
+        """A new client for the running event loop."""
+        if self.cluster:
+            return redis.asyncio.cluster.RedisCluster.from_url(self.url, **_options())
+        return redis.asyncio.Redis.from_url(self.url, **_options())
+
+    def script(self, source: str) -> Any:
+        """The Lua script, registered once per process (redis-py's Script: called by SHA-1)."""
+        registered = self._scripts.get(source)
+        if registered is None:
+            registered = self.client().register_script(source)
+            self._scripts[source] = registered
+        return registered
+
+    def script_run(self, call: ScriptCall) -> Any:
+        return self.script(call.source)(keys=call.keys, args=call.args)
+
+    def scripts_run(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Script calls in one round trip, named by their SHA-1. (redis-py's registered scripts
+        ask SCRIPT EXISTS before every pipeline they are in, a second round trip on every mirror
+        task, and a cluster pipeline refuses them.) Scripts a restarted Redis forgot are loaded,
+        and only the calls that failed for it run again; any other error is raised."""
+        return self.commands_run([evalsha(call) for call in calls])
+
+    def commands_run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Commands in one pipeline, script calls among them by SHA-1 (see scripts_run)."""
+        replies = self._pipeline_run(commands)
+        again, sources = _forgotten(commands, replies)
+        if again:
+            for source in sources:
+                self.client().script_load(source)
+            for i, reply in zip(
+                again, self._pipeline_run([commands[i] for i in again]), strict=True
+            ):
+                replies[i] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+    def _pipeline_run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        pipe = self.client().pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute(raise_on_error=False)
+
+    def mget(self, keys: Sequence[str]) -> list[Any]:
+        """Values of keys that may lie in different slots (on a cluster, one MGET per node)."""
+        if self.cluster:
+            return self.client().mget_nonatomic(list(keys))
+        return self.client().mget(list(keys))
+
+    def loop_send(self, *command: Any) -> asyncio.Future[Any]:
+        """Send a command from the running event loop, with the others of this turn of the loop."""
+        loop = asyncio.get_running_loop()
+        commands = self._loops.get(loop)
+        if commands is None:
+            commands = self._loops[loop] = _LoopCommands(loop, self.async_client())
+        return commands.send(*command)
+
+    def loop_script_run(self, call: ScriptCall) -> asyncio.Future[Any]:
+        return self.loop_send(*evalsha(call))
+
+    def loop_mget(self, keys: Sequence[str]) -> Awaitable[list[Any]]:
+        """mget from the event loop (on a cluster, a GET per key in the same batch)."""
+        if self.cluster:
+            return asyncio.gather(*(self.loop_send("GET", key) for key in keys))
+        return self.loop_send("MGET", *keys)
 
 
 # --- Commands from an event loop --------------------------------------------------------------
@@ -129,9 +187,9 @@ def _pipeline_run(commands: list[tuple[Any, ...]]) -> list[Any]:
 
 
 class _LoopCommands:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, client: Any) -> None:
         self.loop = loop
-        self.client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **_options())
+        self.client = client
         self.waiting: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self.sending: set[asyncio.Task[None]] = set()
 
@@ -180,19 +238,235 @@ class _LoopCommands:
         return await pipe.execute(raise_on_error=False)
 
 
-_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCommands] = (
-    weakref.WeakKeyDictionary()
-)
+# --- The roles ----------------------------------------------------------------------------------
+
+_connections: dict[tuple[str, bool], Connection] = {}
+_connections_lock = threading.Lock()
+
+
+def _connection(url: str, *, cluster: bool = False) -> Connection:
+    key = (url, cluster)
+    found = _connections.get(key)
+    if found is None:
+        with _connections_lock:
+            found = _connections.setdefault(key, Connection(url, cluster=cluster))
+    return found
+
+
+_leaderboard: Connection | None = None
+
+
+def leaderboard() -> Connection:
+    """The leaderboard data's primary (or cluster): every write, and every read that must see
+    the latest write."""
+    global _leaderboard
+    if _leaderboard is None:
+        _leaderboard = _connection(
+            settings.LEADERBOARD_REDIS_URL, cluster=settings.LEADERBOARD_REDIS_CLUSTER
+        )
+    return _leaderboard
+
+
+def rate_limits() -> Connection:
+    """The rate limits' counters (config/throttles.py), beside Django's cache."""
+    return _connection(settings.CACHE_REDIS_URL)
+
+
+def connections_forget() -> None:
+    """Forget every connection (after the settings that name them changed, in tests)."""
+    global _leaderboard, _replicas
+    with _connections_lock:
+        _connections.clear()
+        _leaderboard = None
+        if _replicas is not None:
+            _replicas.stop()
+        _replicas = None
+
+
+# --- Replicas for shared reads --------------------------------------------------------------
+
+
+class Replicas:
+    """The leaderboard primary's replicas (one Redis each, not a Cluster), and which of them may
+    answer now. A thread of each process checks them every LEADERBOARD_REPLICA_CHECK_SECONDS,
+    never a request: a replica answers only while it is linked to its primary (not syncing)
+    and has applied everything the primary had written at the check before (replication
+    offsets), so it is at most about one check behind. A replica whose read fails is left at
+    once, until a check finds it well again."""
+
+    def __init__(self, primary: Connection, urls: Sequence[str], *, check_seconds: float) -> None:
+        self.primary = primary
+        self.connections = [Connection(url) for url in urls]
+        self.check_seconds = check_seconds
+        self.usable: tuple[Connection, ...] = ()
+        self._turn = 0
+        self._pid: int | None = None
+        self._stopped = threading.Event()
+        self._primary_offset: int | None = None
+        self._lock = threading.Lock()
+
+    def pick(self) -> Connection | None:
+        """A replica that may answer now (in turn), or None: read the primary."""
+        if self._pid != os.getpid():
+            self._start()
+        usable = self.usable
+        if not usable:
+            return None
+        self._turn += 1
+        return usable[self._turn % len(usable)]
+
+    def failed(self, replica: Connection) -> None:
+        self.usable = tuple(c for c in self.usable if c is not replica)
+        logger.warning("leaderboard replica %s failed a read; the primary answers", replica.url)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid():
+                return
+            # A forked process (a worker's child) checks for itself, from nothing known.
+            self._pid = os.getpid()
+            self.usable = ()
+            self._primary_offset = None
+            self.check()
+            threading.Thread(target=self._run, name="replica-check", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.check_seconds):
+            try:
+                self.check()
+            except Exception:  # the thread must go on checking whatever one check met
+                logger.exception("checking the leaderboard replicas failed")
+
+    def check(self) -> None:
+        try:
+            offset = int(self.primary.client().info("replication")["master_repl_offset"])
+        except redis.RedisError:
+            offset = None  # the primary is down: nothing to compare with; keep what was known
+        required = self._primary_offset if self._primary_offset is not None else offset
+        if offset is not None:
+            self._primary_offset = offset
+        if required is None:
+            return
+        self.usable = tuple(c for c in self.connections if self._caught_up(c, required))
+
+    def _caught_up(self, replica: Connection, primary_offset: int) -> bool:
+        try:
+            info = replica.client().info("replication")
+        except redis.RedisError:
+            return False
+        return (
+            info.get("role") == "slave"
+            and info.get("master_link_status") == "up"
+            and int(info.get("master_sync_in_progress", 1)) == 0
+            and int(info.get("slave_repl_offset", -1)) >= primary_offset
+        )
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+_replicas: Replicas | None = None
+
+
+def replicas() -> Replicas | None:
+    """The leaderboard's replicas, or None when it has none (or is a Cluster)."""
+    global _replicas
+    if _replicas is None:
+        urls = settings.LEADERBOARD_REDIS_REPLICA_URLS
+        if not urls or settings.LEADERBOARD_REDIS_CLUSTER:
+            return None
+        with _connections_lock:
+            if _replicas is None:
+                _replicas = Replicas(
+                    leaderboard(), urls, check_seconds=settings.LEADERBOARD_REPLICA_CHECK_SECONDS
+                )
+    return _replicas
+
+
+_REPLICA_FAILURES = (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError)
+
+
+def _on_replica(run: Callable[[Connection], Any]) -> Any:
+    chosen = replicas()
+    replica = chosen.pick() if chosen is not None else None
+    if replica is not None:
+        try:
+            return run(replica)
+        except _REPLICA_FAILURES:
+            chosen.failed(replica)  # type: ignore[union-attr]
+    return run(leaderboard())
+
+
+async def _aon_replica(run: Callable[[Connection], Awaitable[Any]]) -> Any:
+    chosen = replicas()
+    replica = chosen.pick() if chosen is not None else None
+    if replica is not None:
+        try:
+            return await run(replica)
+        except _REPLICA_FAILURES:
+            chosen.failed(replica)  # type: ignore[union-attr]
+    return await run(leaderboard())
+
+
+def replica_script_run(call: ScriptCall) -> Any:
+    """A read-only script call on a replica that may answer, else on the primary."""
+    return _on_replica(lambda connection: connection.scripts_run([call])[0])
+
+
+def replica_commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Read-only commands in one pipeline on a replica that may answer, else on the primary."""
+    return _on_replica(lambda connection: connection.commands_run(commands))
+
+
+async def areplica_script_run(call: ScriptCall) -> Any:
+    """replica_script_run from the event loop."""
+    return await _aon_replica(lambda connection: connection.loop_script_run(call))
+
+
+def replicas_acknowledge() -> tuple[Any, ...] | None:
+    """The WAIT command that holds a writer until every replica has its writes (bounded by
+    LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without replicas."""
+    if not settings.LEADERBOARD_REDIS_REPLICA_URLS or settings.LEADERBOARD_REDIS_CLUSTER:
+        return None
+    return (
+        "WAIT",
+        len(settings.LEADERBOARD_REDIS_REPLICA_URLS),
+        settings.LEADERBOARD_REPLICA_WAIT_MS,
+    )
+
+
+# The leaderboard data's shortcuts: the gateway's (leaderboards/store.py) connection.
+def client() -> Any:
+    return leaderboard().client()
+
+
+def script(source: str) -> Any:
+    return leaderboard().script(source)
+
+
+def script_run(call: ScriptCall) -> Any:
+    return leaderboard().script_run(call)
+
+
+def scripts_run(calls: Sequence[ScriptCall]) -> list[Any]:
+    return leaderboard().scripts_run(calls)
+
+
+def commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    return leaderboard().commands_run(commands)
 
 
 def loop_send(*command: Any) -> asyncio.Future[Any]:
-    """Send a command from the running event loop, with the others of this turn of the loop."""
-    loop = asyncio.get_running_loop()
-    commands = _loops.get(loop)
-    if commands is None:
-        commands = _loops[loop] = _LoopCommands(loop)
-    return commands.send(*command)
+    return leaderboard().loop_send(*command)
 
 
 def loop_script_run(call: ScriptCall) -> asyncio.Future[Any]:
-    return loop_send(*evalsha(call))
+    return leaderboard().loop_script_run(call)
+
+
+def mget(keys: Sequence[str]) -> list[Any]:
+    return leaderboard().mget(keys)
+
+
+def loop_mget(keys: Sequence[str]) -> Awaitable[list[Any]]:
+    return leaderboard().loop_mget(keys)

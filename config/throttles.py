@@ -6,7 +6,7 @@ request; a fixed-window counter costs one round trip whatever the rate. Each pro
 counts locally (WindowCounts): it decides from what it knows and tells Redis its own count in
 steps, so a busy client costs a round trip per step, not per request, and the event loop's reads
 (leaderboards/fast_reads.py) send the step with the read itself. The counters are this module's
-own keys, on the Redis connections of config/redis.py.
+own keys, on the rate limits' Redis (config/redis.py's rate_limits: CACHE_REDIS_URL).
 
 A client's address is the connection's unless it comes from one of TRUSTED_PROXIES: only then is
 X-Forwarded-For read, from the right, where each proxy of ours appended the address it saw.
@@ -33,7 +33,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from config.redis import client, loop_send
+from config.redis import rate_limits
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def _rate_key(name: str) -> str:
 def rate_limit_add(name: str, count: int, *, ttl_seconds: int) -> int:
     """Count `count` requests in a rate-limit window; returns the window's count so far."""
     key = _rate_key(name)
-    pipe = client().pipeline(transaction=False)
+    pipe = rate_limits().client().pipeline(transaction=False)
     pipe.incrby(key, count)
     pipe.expire(key, ttl_seconds + 1, nx=True)
     hits, _ = pipe.execute()
@@ -158,8 +158,9 @@ def arate_limit_add(name: str, count: int, *, ttl_seconds: int) -> asyncio.Futur
     """rate_limit_add from the event loop, sent with the reads of the same moment (one round
     trip for both); the future's result is the window's count so far."""
     key = _rate_key(name)
-    counted = loop_send("INCRBY", key, count)
-    loop_send("EXPIRE", key, ttl_seconds + 1, "NX")
+    limits = rate_limits()
+    counted = limits.loop_send("INCRBY", key, count)
+    limits.loop_send("EXPIRE", key, ttl_seconds + 1, "NX")
     return counted
 
 

@@ -40,7 +40,7 @@ from config.throttles import Decision, arate_limit_add, public_read_take, window
 from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
-from . import selectors, store
+from . import read_your_writes, selectors, store
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
 
 logger = logging.getLogger(__name__)
@@ -149,7 +149,12 @@ async def _read(
     rank_style = query["rank_style"]
     competition = rank_style == "competition"
     if kind == "rank":
-        total, standing = await store.aread_rank(season.pk, player_id, competition=competition)
+        total, standing = await store.aread_rank(
+            season.pk,
+            player_id,
+            competition=competition,
+            shared=read_your_writes.shared(season.pk, player_id),
+        )
         if standing is None:
             banned = await store.aplayer_banned_in(season.pk, player_id)
             return _error(not_ranked(player_id, season, banned=banned))
@@ -157,7 +162,11 @@ async def _read(
         return 200, [], selectors.json_body(data).encode()
     if kind == "around":
         total, me, standings = await store.aread_around(
-            season.pk, player_id, n=query["n"], competition=competition
+            season.pk,
+            player_id,
+            n=query["n"],
+            competition=competition,
+            shared=read_your_writes.shared(season.pk, player_id),
         )
         if me is None:
             banned = await store.aplayer_banned_in(season.pk, player_id)

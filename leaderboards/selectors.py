@@ -27,7 +27,7 @@ from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.scoring import points_of
 from seasons.selectors import player_history
 
-from . import archive, store
+from . import archive, read_your_writes, store
 
 logger = logging.getLogger(__name__)
 
@@ -131,10 +131,23 @@ def standings_source(season: Season) -> StandingsSource:
     live = season.state != SeasonState.CLOSED or (
         season.standings_removed_at is None and store.standings_exist(season.pk)
     )
-    # The gateway takes the season's id, the archive the season itself; otherwise they match.
-    reader, key = (store, season.pk) if live else (archive, season)
+    if not live:
+        return StandingsSource(
+            *(partial(getattr(archive, name), season) for name in StandingsSource._fields)
+        )
+    # Pages may come from a replica; a player's own rank too, unless this process just
+    # committed their result (read_your_writes).
     return StandingsSource(
-        *(partial(getattr(reader, name), key) for name in StandingsSource._fields)
+        read_page=partial(store.read_page, season.pk, shared=True),
+        read_rank=partial(_own_read, store.read_rank, season.pk),
+        read_around=partial(_own_read, store.read_around, season.pk),
+        read_many=partial(store.read_many, season.pk),
+    )
+
+
+def _own_read(read: Callable[..., Any], season_id: int, player_id: str, **options: Any) -> Any:
+    return read(
+        season_id, player_id, shared=read_your_writes.shared(season_id, player_id), **options
     )
 
 

@@ -18,11 +18,17 @@ from django.conf import settings
 
 from config.redis import (
     ScriptCall,
+    areplica_script_run,
     client,
     commands_run,
     evalsha,
+    loop_mget,
     loop_script_run,
     loop_send,
+    mget,
+    replica_commands_run,
+    replica_script_run,
+    replicas_acknowledge,
     script,
     script_run,
     scripts_run,
@@ -218,16 +224,18 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
         )
     if not groups:
         return 0
-    return sum(
-        scripts_run(
-            [
-                ScriptCall(
-                    _MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members]
-                )
-                for (season_id, worsening), members in groups.items()
-            ]
+    commands = [
+        evalsha(
+            ScriptCall(_MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members])
         )
-    )
+        for (season_id, worsening), members in groups.items()
+    ]
+    # With replicas, the writes' own connection waits for them to hold the writes (bounded),
+    # so a reader told of the change afterwards finds it on a replica too.
+    acknowledge = replicas_acknowledge()
+    if acknowledge is not None:
+        return sum(commands_run([*commands, acknowledge])[:-1])
+    return sum(commands_run(commands))
 
 
 def players_ban(season_ids: Iterable[int], player_id: str) -> None:
@@ -351,23 +359,30 @@ def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | Non
     return int(size), me, standings
 
 
+# A read with `shared` may be answered by a replica of the primary (config/redis.py says which
+# and when); the others, and every read of the closing, reconciliation and checks, by the primary.
+def _read(call: ScriptCall, shared: bool) -> Any:
+    return replica_script_run(call) if shared else script_run(call)
+
+
 def read_page(
-    season_id: int, *, offset: int, limit: int, competition: bool = True
+    season_id: int, *, offset: int, limit: int, competition: bool = True, shared: bool = False
 ) -> tuple[int, list[Standing]]:
     """Ranks offset+1 .. offset+limit, best first, and the board's size."""
-    return _page_reply(offset, script_run(_page_call(season_id, offset, limit, competition)))
+    return _page_reply(offset, _read(_page_call(season_id, offset, limit, competition), shared))
 
 
 def read_rank(
-    season_id: int, player_id: str, *, competition: bool = True
+    season_id: int, player_id: str, *, competition: bool = True, shared: bool = False
 ) -> tuple[int, Standing | None]:
-    return _rank_reply(player_id, script_run(_rank_call(season_id, player_id, competition)))
+    return _rank_reply(player_id, _read(_rank_call(season_id, player_id, competition), shared))
 
 
 def read_around(
-    season_id: int, player_id: str, *, n: int, competition: bool = True
+    season_id: int, player_id: str, *, n: int, competition: bool = True, shared: bool = False
 ) -> tuple[int, Standing | None, list[Standing]]:
-    return _around_reply(player_id, script_run(_around_call(season_id, player_id, n, competition)))
+    call = _around_call(season_id, player_id, n, competition)
+    return _around_reply(player_id, _read(call, shared))
 
 
 def read_many(
@@ -424,6 +439,7 @@ def read_batch(
     top: int,
     player_ids: Sequence[str] = (),
     arounds: Sequence[tuple[str, int]] = (),
+    shared: bool = False,
 ) -> BatchRead:
     """The top, many players' ordinal ranks and several around-me windows of one season, in one
     round trip (the live ticker's read). Each part is read atomically; the parts may be a few
@@ -437,7 +453,8 @@ def read_batch(
     calls += [
         ScriptCall(_READ_AROUND, [key], [player_id, n, _flag(False)]) for player_id, n in arounds
     ]
-    replies = iter(commands_run([*map(evalsha, calls), ("ZCARD", key)]))
+    commands = [*map(evalsha, calls), ("ZCARD", key)]
+    replies = iter(replica_commands_run(commands) if shared else commands_run(commands))
 
     page: list[Standing] = []
     if top > 0:
@@ -620,10 +637,11 @@ def _profiles_reply(
 def profiles_read(
     player_ids: Sequence[str],
 ) -> tuple[dict[str, ProfileEntry], dict[str, str | None]]:
-    """The cached entries found and every player's current generation, in one MGET."""
+    """The cached entries found and every player's current generation, in one MGET (one per
+    node on a Redis Cluster: a player's keys are spread by their own slots)."""
     if not player_ids:
         return {}, {}
-    return _profiles_reply(player_ids, client().mget(_profiles_command(player_ids)))
+    return _profiles_reply(player_ids, mget(_profiles_command(player_ids)))
 
 
 def profiles_file(entries: dict[str, ProfileEntry], *, ttl_seconds: int) -> None:
@@ -656,21 +674,25 @@ async def aplayer_banned_in(season_id: int, player_id: str) -> bool:
     return bool(await loop_send("SISMEMBER", _banned_key(season_id), player_id))
 
 
+async def _aread(call: ScriptCall, shared: bool) -> Any:
+    return await (areplica_script_run(call) if shared else loop_script_run(call))
+
+
 async def aread_rank(
-    season_id: int, player_id: str, *, competition: bool = True
+    season_id: int, player_id: str, *, competition: bool = True, shared: bool = False
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
     return _rank_reply(
-        player_id, await loop_script_run(_rank_call(season_id, player_id, competition))
+        player_id, await _aread(_rank_call(season_id, player_id, competition), shared)
     )
 
 
 async def aread_around(
-    season_id: int, player_id: str, *, n: int, competition: bool = True
+    season_id: int, player_id: str, *, n: int, competition: bool = True, shared: bool = False
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
     call = _around_call(season_id, player_id, n, competition)
-    return _around_reply(player_id, await loop_script_run(call))
+    return _around_reply(player_id, await _aread(call, shared))
 
 
 async def aprofiles_read(
@@ -679,7 +701,7 @@ async def aprofiles_read(
     """profiles_read from the event loop."""
     if not player_ids:
         return {}, {}
-    return _profiles_reply(player_ids, await loop_send("MGET", *_profiles_command(player_ids)))
+    return _profiles_reply(player_ids, await loop_mget(_profiles_command(player_ids)))
 
 
 async def ashared_answer_get(key: str) -> SharedAnswer | None:

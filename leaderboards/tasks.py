@@ -13,7 +13,7 @@ from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
 from seasons.models import Season
 
-from . import closing, reconciliation, services
+from . import closing, read_your_writes, reconciliation, services
 from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ def queue_mirror(changes: list[StandingChange]) -> None:
     """Queue the mirror after a commit, carrying the committed standings themselves, coalesced
     with other requests' for a few milliseconds. The results are confirmed by then, so a broker
     outage must not fail the request: the sweep mirrors whatever was not queued."""
+    read_your_writes.standings_written((c.season_id, c.player_id) for c in changes)
     _coalescer.add(changes)
 
 

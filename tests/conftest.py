@@ -20,6 +20,7 @@ from seasons import selectors as season_selectors
 from seasons.models import Season
 
 from .factories import BoardFactory, SeasonFactory
+from .redis_cluster import LocalRedisCluster
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +36,16 @@ def _clean_redis() -> Iterator[None]:
     yield
     store.delete_prefixed_keys()
     cache.delete_pattern("*")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalRedisCluster]:
+    """A real Redis Cluster of three primaries, started on first use and stopped at the end."""
+    cluster = LocalRedisCluster()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

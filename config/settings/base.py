@@ -104,12 +104,35 @@ DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The one Redis every role below uses unless given its own (config/redis.py; the README's
+# "Scaling out" says which role can go where).
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
+# The leaderboard data: every key of leaderboards/store.py. With LEADERBOARD_REDIS_CLUSTER the URL
+# names one seed node of a Redis Cluster, and each season's keys land on the node of its slot.
+LEADERBOARD_REDIS_URL = env("LEADERBOARD_REDIS_URL", default=REDIS_URL)
+LEADERBOARD_REDIS_CLUSTER = env.bool("LEADERBOARD_REDIS_CLUSTER", default=False)
+# Replicas of the leaderboard primary (not of a Cluster) that answer shared reads: top pages,
+# around-me, the live ticker. Each process checks them every LEADERBOARD_REPLICA_CHECK_SECONDS and
+# reads the primary instead of one that is behind, unlinked or down (config/redis.py).
+LEADERBOARD_REDIS_REPLICA_URLS = env.list("LEADERBOARD_REDIS_REPLICA_URLS", default=[])
+LEADERBOARD_REPLICA_CHECK_SECONDS = env.float("LEADERBOARD_REPLICA_CHECK_SECONDS", default=1.0)
+# With replicas, the mirror waits (at most this long) for them to hold its writes before it
+# tells the sockets: a ticker that then reads a replica sees the change.
+LEADERBOARD_REPLICA_WAIT_MS = env.int("LEADERBOARD_REPLICA_WAIT_MS", default=50)
+# A player whose result this process committed reads their own rank (and around-me) from the
+# primary for this long (leaderboards/read_your_writes.py).
+LEADERBOARD_READ_YOUR_WRITES_SECONDS = env.float(
+    "LEADERBOARD_READ_YOUR_WRITES_SECONDS", default=5.0
+)
+# Django's cache and the rate limits' counters (config/throttles.py).
+CACHE_REDIS_URL = env("CACHE_REDIS_URL", default=REDIS_URL)
+# The channel layer's Redis (channels-redis speaks to one Redis or Sentinel, not to a Cluster).
+CHANNEL_LAYER_REDIS_URL = env("CHANNEL_LAYER_REDIS_URL", default=REDIS_URL)
 
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": REDIS_URL,
+        "LOCATION": CACHE_REDIS_URL,
         "KEY_PREFIX": env("CACHE_KEY_PREFIX", default="lbcache"),
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
@@ -156,6 +179,7 @@ RESULT_CLOCK_SKEW_SECONDS = env.int("RESULT_CLOCK_SKEW_SECONDS", default=5)
 # Default grace period for late results when a season is created without one.
 DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3600)
 
+# Redis (redis://, not a Cluster) or RabbitMQ (amqp://).
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
 # (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
@@ -318,7 +342,7 @@ CHANNEL_LAYERS = {
         "CONFIG": {
             # The layer waits for messages with blocking pops of 5 seconds; redis-py 8 would
             # time those reads out at 5 seconds too (its new default), so allow longer.
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+            "hosts": [{"address": CHANNEL_LAYER_REDIS_URL, "socket_timeout": 15}],
             "prefix": f"{LEADERBOARD_KEY_PREFIX}asgi:",
             # A notice only says "read again", so a ticker that falls behind may lose some:
             # each channel holds a bounded number, for a bounded time.

@@ -42,23 +42,32 @@ class Deployment:
         self._conn: psycopg.Connection | None = None
         self._celery: Celery | None = None
         self.env: dict[str, str] = {}
+        self.broker_url = ""
         self._cleanup = contextlib.ExitStack()
 
     # --- starting and stopping ------------------------------------------------------------
 
-    def start(self, *, separate_broker: bool = False, web_servers: int = 1) -> Deployment:
+    def start(
+        self,
+        *,
+        separate_broker: bool = False,
+        broker_url: str | None = None,
+        web_servers: int = 1,
+    ) -> Deployment:
         """Database, Redis, web servers and a worker; the broker is the data Redis itself
-        (the default deployment) unless `separate_broker`."""
+        (the default deployment) unless `separate_broker` (a Redis of its own) or `broker_url`
+        (any broker, RabbitMQ's among them)."""
         self.cluster.create_database(self.database, template=self.template)
         self._cleanup.callback(self._drop_database)
         self._cleanup.callback(self.redis.stop)
         self.redis.start()
-        broker_url = self.redis.url()
+        broker_url = broker_url or self.redis.url()
         if separate_broker:
             self.broker = RedisServer(self.logs, name="broker")
             self._cleanup.callback(self.broker.stop)
             self.broker.start()
             broker_url = self.broker.url()
+        self.broker_url = broker_url
         self.env = django_env(
             database_url=self.cluster.url(self.database),
             redis_url=self.redis.url(),
@@ -120,8 +129,7 @@ class Deployment:
     def celery(self) -> Celery:
         """A Celery client on the deployment's broker, to deliver tasks as the web would."""
         if self._celery is None:
-            broker = self.broker or self.redis
-            self._celery = Celery("fault-tests", broker=broker.url(), set_as_current=False)
+            self._celery = Celery("fault-tests", broker=self.broker_url, set_as_current=False)
             self._cleanup.callback(self._celery.close)
         return self._celery
 

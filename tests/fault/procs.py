@@ -194,6 +194,41 @@ class RedisServer:
             self.process.stop()
 
 
+class RabbitVhost:
+    """A virtual host of its own on the local RabbitMQ (rabbitmqctl, as root), so queues of runs
+    side by side never meet; deleted with everything in it."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 5672) -> None:
+        self.name = f"lb-test-{uuid.uuid4().hex[:8]}"
+        self.host = host
+        self.port = port
+
+    def url(self) -> str:
+        return f"amqp://guest:guest@{self.host}:{self.port}/{self.name}"
+
+    def _ctl(self, *args: str) -> None:
+        subprocess.run(
+            ["rabbitmqctl", "-q", *args], check=True, capture_output=True, text=True, timeout=60
+        )
+
+    def create(self) -> RabbitVhost:
+        self._ctl("add_vhost", self.name)
+        self._ctl("set_permissions", "-p", self.name, "guest", ".*", ".*", ".*")
+        return self
+
+    def delete(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            self._ctl("delete_vhost", self.name)
+
+
+def rabbitmq_answers(host: str = "127.0.0.1", port: int = 5672) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return shutil.which("rabbitmqctl") is not None
+    except OSError:
+        return False
+
+
 def _as_postgres(args: list[str]) -> list[str]:
     # PostgreSQL's server binaries refuse to run as root.
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args

@@ -1,8 +1,13 @@
-"""The leaderboard tests' shared board."""
+"""The leaderboard tests' shared board, and the leaderboard data on a Redis Cluster."""
 
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+
+from config import redis as redis_roles
+from leaderboards import store
+from tests.redis_cluster import LocalRedisCluster
 
 
 def at(season, seconds: int) -> str:  # noqa: ANN001
@@ -23,3 +28,14 @@ def board(post_scores, season):
         )
         assert response.status_code == 201
     return season
+
+
+@pytest.fixture
+def leaderboard_on_cluster(redis_cluster: LocalRedisCluster, settings) -> Iterator[None]:  # noqa: ANN001
+    """The leaderboard data on the session's Redis Cluster for this test."""
+    settings.LEADERBOARD_REDIS_URL = redis_cluster.url
+    settings.LEADERBOARD_REDIS_CLUSTER = True
+    redis_roles.connections_forget()
+    yield
+    store.delete_prefixed_keys()
+    redis_roles.connections_forget()
