@@ -14,7 +14,7 @@ from config.admin import ReadOnlyAdmin, confirm_first
 from .exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
-from .operator_actions import board_save, season_close_now
+from .operator_actions import board_publish, board_save, season_close_now
 
 
 class SeasonInlineFormSet(BaseInlineFormSet):
@@ -63,10 +63,20 @@ class RewardTierInline(admin.TabularInline):
 
 @admin.register(Board)
 class BoardAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "score_operator", "sort_order", "schedule", "schedule_timezone")
+    list_display = (
+        "slug",
+        "name",
+        "visibility",
+        "score_operator",
+        "sort_order",
+        "schedule",
+        "schedule_timezone",
+    )
+    list_filter = ("hidden",)
     search_fields = ("slug", "name")
+    actions = ["publish", "hide"]
     fieldsets = (
-        (None, {"fields": ("slug", "name")}),
+        (None, {"fields": ("slug", "name", "hidden")}),
         (
             "Rules",
             {
@@ -89,6 +99,40 @@ class BoardAdmin(admin.ModelAdmin):
         ),
     )
     inlines = [RewardTierInline, SeasonInline]
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Board | None = None
+    ) -> tuple[str, ...]:
+        # Chosen when the board is created; then only the audited Publish and Hide change it.
+        return () if obj is None else ("hidden",)
+
+    @admin.display(description="Visibility")
+    def visibility(self, board: Board) -> str:
+        return "hidden" if board.hidden else "public"
+
+    @admin.action(description="Publish: players see these boards (lists, pages, API)")
+    @confirm_first(
+        title="Publish these boards?",
+        what_happens="Each board appears in the public board list, its pages and the API's "
+        "reads at once, with the standings its game servers have posted so far. Boards already "
+        "public are left as they are.",
+        confirm_label="Yes, publish them",
+    )
+    def publish(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
+        changed = sum(board_publish(board=b, hidden=False, actor=request.user) for b in queryset)
+        self.message_user(request, f"Published {changed} board(s).", messages.SUCCESS)
+
+    @admin.action(description="Hide: take these boards off every public list, page and read")
+    @confirm_first(
+        title="Hide these boards?",
+        what_happens="Each board leaves the public board list, its pages and the API's reads "
+        "(they answer 404 board_not_found, as for an unknown board) within the season cache's "
+        "few seconds; game servers can still post to it. Hidden boards are left as they are.",
+        confirm_label="Yes, hide them",
+    )
+    def hide(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
+        changed = sum(board_publish(board=b, hidden=True, actor=request.user) for b in queryset)
+        self.message_user(request, f"Hid {changed} board(s).", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Board, form: object, change: bool) -> None:
         board_save(board=obj, actor=request.user)

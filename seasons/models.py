@@ -114,6 +114,13 @@ class Board(models.Model):
         default=7,
         help_text="Days a closed season's leaderboard stays in Redis (the archive stays forever).",
     )
+    # A hidden board is the studio's until an operator publishes it: game servers post to it,
+    # but no public list, page or read knows it (its reads answer 404 board_not_found).
+    hidden = models.BooleanField(
+        default=False,
+        help_text="Hidden from players (lists, pages, API reads) until published; game servers "
+        "can still post results to it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
