@@ -8,8 +8,9 @@ class LeaderboardsConfig(AppConfig):
     def ready(self) -> None:
         from matches import outbox
         from seasons import jobs as season_jobs
+        from seasons import previews as season_previews
 
-        from . import metrics, selectors, tasks
+        from . import metrics, rewards, selectors, tasks
 
         metrics.register()
         # The write path below this app hands committed standings, bans and profile changes
@@ -21,3 +22,5 @@ class LeaderboardsConfig(AppConfig):
         )
         # The seasons admin asks for rebuilds and closes through seasons/jobs.py.
         season_jobs.connect(rebuild=tasks.queue_season_rebuild, close=tasks.queue_season_close)
+        # And the preview of a season's rewards through seasons/previews.py.
+        season_previews.connect(rewards=rewards.season_rewards_preview)

@@ -6,7 +6,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 
 from config.admin import ReadOnlyAdmin, confirm_first
@@ -15,6 +18,10 @@ from .exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
 from .operator_actions import board_publish, board_save, season_close_now
+from .previews import season_rewards_preview
+
+# Players per page of the rewards preview.
+PREVIEW_PAGE = 100
 
 
 class SeasonInlineFormSet(BaseInlineFormSet):
@@ -184,11 +191,58 @@ class SeasonAdmin(admin.ModelAdmin):
             return False
         return super().has_delete_permission(request, obj)
 
-    actions = ["rebuild_standings", "close_now", "export_csv", "export_parquet"]
+    actions = [
+        "rebuild_standings",
+        "close_now",
+        "preview_rewards",
+        "export_csv",
+        "export_parquet",
+    ]
+    change_form_template = "admin/seasons/season/change_form.html"
 
     @admin.display(description="Status")
     def status(self, season: Season) -> str:
         return season.status_at(timezone.now())
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/rewards-preview/",
+                self.admin_site.admin_view(self.rewards_preview_view),
+                name="seasons_season_rewards_preview",
+            ),
+            *super().get_urls(),
+        ]
+
+    def rewards_preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        season = get_object_or_404(Season.objects.select_related("board"), pk=object_id)
+        if not self.has_view_permission(request, season):
+            return HttpResponse(status=403)
+        raw = request.GET.get("offset", "0")
+        offset = int(raw) if raw.isascii() and raw.isdigit() and int(raw) < 2**31 else 0
+        preview = None
+        if season.state != SeasonState.CLOSED:
+            preview = season_rewards_preview(season=season, offset=offset, limit=PREVIEW_PAGE)
+        return TemplateResponse(
+            request,
+            "admin/seasons/season/rewards_preview.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "original": season,
+                "title": f"Rewards if {season} closed now",
+                "season": season,
+                "preview": preview,
+            },
+        )
+
+    @admin.action(description="Preview rewards: who would get what if it closed now")
+    def preview_rewards(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one season to preview.", messages.ERROR)
+            return None
+        url = reverse("admin:seasons_season_rewards_preview", args=[queryset.get().pk])
+        return HttpResponseRedirect(url)
 
     @admin.action(description="Rebuild the leaderboard (Redis) from PostgreSQL")
     @confirm_first(
