@@ -19,6 +19,7 @@ class LeaderboardsConfig(AppConfig):
             standings_changed=tasks.queue_mirror,
             player_changed=tasks.queue_player_refresh,
             profiles_changed=selectors.profiles_forget,
+            standing_corrected=tasks.queue_standing_correction,
         )
         # The seasons admin asks for rebuilds and closes through seasons/jobs.py.
         season_jobs.connect(rebuild=tasks.queue_season_rebuild, close=tasks.queue_season_close)

@@ -314,7 +314,7 @@ class SeasonAdmin(admin.ModelAdmin):
 
 @admin.register(ArchivedStanding)
 class ArchivedStandingAdmin(ReadOnlyAdmin):
-    list_display = ("season", "rank", "player", "points", "reached_at")
+    list_display = ("season", "rank", "player", "points", "reached_at", "note")
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
     # The newest season first, each from its first rank (the archive's unique (season, rank)).

@@ -382,6 +382,10 @@ class ArchivedStanding(models.Model):
     )
     points = models.IntegerField()
     reached_at = models.DateTimeField()
+    # What changed after the close (a voided result): the rank, points and rewards stay as
+    # archived, since they were final and given; the note says what the total is now and why.
+    # A default in the database: the close's COPY names only the columns it fills.
+    note = models.TextField(blank=True, db_default="")
 
     class Meta:
         constraints = [
