@@ -11,6 +11,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("", include("leaderboards.readiness")),
     path("metrics", health.metrics, name="metrics"),
+    path("admin/dashboard/", include("leaderboards.dashboard")),
     path("admin/", admin.site.urls),
     path("api/v1/ping", health.PingView.as_view(), name="ping"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),

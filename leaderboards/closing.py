@@ -9,7 +9,7 @@ is finished by the next one without duplicating or losing a row:
 3. snapshotted the ZSET, paged by rank, is copied into the archive (replacing any partial copy)
 4. verified   the archive is checked against PostgreSQL's totals: same players, same points,
                ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again
-5. rewarded    reward tiers are applied to the archive, never to the live key
+5. rewarded    reward tiers are applied to the archive, never to the live key (rewards.py)
 6. closed      done; the Redis key is kept for the board's retention days, then unlinked
 """
 
@@ -30,6 +30,7 @@ from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_p
 from seasons.services import season_create
 
 from . import live, store
+from .rewards import season_rewards_award
 from .services import season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def _season_close(
         raise StandingsMismatch(f"season {season.pk}: {problems}")
     _step(season, "verified")
 
-    awarded = _award(season, now)
+    awarded = season_rewards_award(season=season, now=now)
     _step(season, "rewarded")
     logger.info("season %s: %d players archived, %d rewards", season.pk, archived, awarded)
 
@@ -209,31 +210,6 @@ def _verify(season: Season) -> dict[str, int]:
             )
     problems = {"wrong_players": wrong_players, "wrong_ranks": wrong_ranks}
     return {name: count for name, count in problems.items() if count}
-
-
-def _award(season: Season, now: datetime) -> int:
-    """One reward per player, from the archive; idempotent. When several tiers match, rank-range
-    tiers win over percentage tiers; of two ranges, the one starting highest (the larger
-    `rank_from`: of 1-100 and 5-10, rank 7 gets 5-10), then the one ending first; of two
-    percentages, the smallest share."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at)
-            SELECT DISTINCT ON (a.player_id) a.season_id, a.player_id, a.rank, t.reward_code, %s
-            FROM seasons_archivedstanding a
-            JOIN seasons_rewardtier t ON t.board_id = %s AND (
-                (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
-                OR (t.top_percent IS NOT NULL
-                    AND a.rank <= ceil(t.top_percent / 100.0 * %s)))
-            WHERE a.season_id = %s
-            ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from DESC, t.rank_to,
-                t.top_percent, t.id
-            ON CONFLICT (season_id, player_id) DO NOTHING
-            """,
-            [now, season.board_id, season.archived_players or 0, season.pk],
-        )
-        return cursor.rowcount
 
 
 def _reset_now(season: Season, now: datetime) -> None:

@@ -399,7 +399,7 @@ def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[
     A player off the live board (banned, or a result still being mirrored) has no rank there."""
     now = now or timezone.now()
     totals = (
-        PlayerTotal.objects.filter(player_id=player_id)
+        PlayerTotal.objects.filter(player_id=player_id, season__board__hidden=False)
         .exclude(season__state=SeasonState.CLOSED)
         .select_related("season", "season__board")
         .order_by("-season__starts_at")

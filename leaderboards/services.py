@@ -217,3 +217,26 @@ def player_standings_refresh(*, player_id: str) -> int:
     )
     live.standings_changed(season_ids)
     return len(totals)
+
+
+def player_standing_correct(*, season_id: int, player_id: str) -> bool:
+    """After a correction (a voided result): set the player's entry in the season's live board to
+    exactly what PostgreSQL has now (off the board if no total is left), whichever way it moves.
+    A closed season's board is left as archived. Returns whether an entry was written."""
+    season = Season.objects.select_related("board").get(pk=season_id)
+    if season.state == SeasonState.CLOSED:
+        return False
+    total = PlayerTotal.objects.filter(season_id=season_id, player_id=player_id).first()
+    composite = (
+        None
+        if total is None
+        else composite_for(
+            points=total.points,
+            reached_at=total.reached_at,
+            season_starts_at=season.starts_at,
+            lowest_first=season.board.lowest_first,
+        )
+    )
+    written = store.standing_correct(season_id, player_id, composite)
+    live.standings_changed([season_id])
+    return written

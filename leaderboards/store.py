@@ -139,6 +139,22 @@ end
 return written
 """
 
+# A correction (a voided result): the member's score set exactly, whichever way it moves, or the
+# member removed (ARGV[2] ""), in the live set and in any set being rebuilt; a banned player is
+# left off.
+_CORRECT = """
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  if rebuilding then redis.call('ZREM', KEYS[4], ARGV[1]) end
+else
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  if rebuilding then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
+end
+return 1
+"""
+
 # A ban: remembered for the mirror, and the player off the live set and any set being rebuilt.
 _BAN = """
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -236,6 +252,16 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
     if acknowledge is not None:
         return sum(commands_run([*commands, acknowledge])[:-1])
     return sum(commands_run(commands))
+
+
+def standing_correct(season_id: int, player_id: str, composite: int | None) -> bool:
+    """Set a player's score to exactly `composite` (None: off the board), even when that is
+    worse than the one stored: the mirror's writes only move a score one way, and a voided
+    result moves it the other. Returns False for a banned player (left off)."""
+    done = script(_CORRECT)(
+        keys=_season_keys(season_id), args=[player_id, "" if composite is None else str(composite)]
+    )
+    return bool(done)
 
 
 def players_ban(season_ids: Iterable[int], player_id: str) -> None:

@@ -119,6 +119,15 @@ def queue_player_refresh(player_id: str) -> None:
     refresh_player_standings.delay(player_id)
 
 
+@shared_task(acks_late=True)
+def correct_standing(season_id: int, player_id: str) -> bool:
+    return services.player_standing_correct(season_id=season_id, player_id=player_id)
+
+
+def queue_standing_correction(season_id: int, player_id: str) -> None:
+    correct_standing.delay(season_id, player_id)
+
+
 def queue_season_rebuild(season_id: int, actor_id: int | None) -> None:
     rebuild_season.delay(season_id, actor_id=actor_id)
 

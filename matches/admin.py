@@ -18,7 +18,9 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from config.admin import LargeTableAdmin, ReadOnlyAdmin
+from config.errors import Conflict
 
+from .corrections import result_void
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
 
@@ -54,6 +56,21 @@ class BanForm(forms.Form):
         if until is not None and until <= timezone.now():
             raise forms.ValidationError("The end of a temporary ban must be in the future.")
         return until
+
+
+VOID_WHAT_HAPPENS = (
+    "Each result is kept but voided: it no longer counts, the player's total in its season is "
+    "computed again from the results that still count (the board's sum or best rule) and their "
+    "live rank follows at once, up or down. In a closed season the archived rank, points and "
+    "reward stay as they were and the archived row gets a note. The same result posted again "
+    "stays voided. Results already voided are left as they are."
+)
+
+
+class VoidForm(forms.Form):
+    reason = forms.CharField(
+        max_length=200, help_text="Kept on the result and in the audit log (required)."
+    )
 
 
 class UnbanForm(forms.Form):
@@ -246,9 +263,63 @@ class PlayerAdmin(LargeTableAdmin):
 
 @admin.register(MatchResult)
 class MatchResultAdmin(ReadOnlyAdmin):
-    list_display = ("match_id", "player", "season", "points", "counted", "ended_at", "received_at")
+    list_display = (
+        "match_id",
+        "player",
+        "season",
+        "points",
+        "counted",
+        "voided",
+        "ended_at",
+        "received_at",
+    )
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
+    actions = ["void"]
+
+    @admin.display(description="Voided")
+    def voided(self, result: MatchResult) -> str:
+        return f"voided: {result.void_reason}" if result.voided_at else "–"
+
+    def has_void_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("matches.change_matchresult")
+
+    @admin.action(
+        description="Void… (asks for the reason; the total is recomputed)",
+        permissions=["void"],
+    )
+    def void(self, request: HttpRequest, queryset: QuerySet[MatchResult]) -> HttpResponse | None:
+        form = VoidForm(request.POST if request.POST.get("post") == "yes" else None)
+        results = list(queryset.select_related("season", "season__board").order_by("pk")[:100])
+        if form.is_bound and form.is_valid():
+            voided = 0
+            refused = []
+            for result in results:
+                try:
+                    voided += result_void(
+                        result_id=result.pk, reason=form.cleaned_data["reason"], actor=request.user
+                    )
+                except Conflict as exc:
+                    refused.append(exc.message)
+            self.message_user(request, f"Voided {voided} result(s).", messages.SUCCESS)
+            for message in refused:
+                self.message_user(request, message, messages.ERROR)
+            return None
+        return TemplateResponse(
+            request,
+            "admin/matches/matchresult/void.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "title": "Void these results?",
+                "what_happens": VOID_WHAT_HAPPENS,
+                "confirm_label": "Yes, void them",
+                "results": results,
+                "form": form,
+                "action": "void",
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
 
 
 @admin.register(PlayerTotal)

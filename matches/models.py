@@ -99,8 +99,13 @@ class MatchResult(models.Model):
     points = models.IntegerField(validators=[MinValueValidator(1), MaxValueValidator(MAX_POINTS)])
     ended_at = models.DateTimeField()
     received_at = models.DateTimeField()
-    # False for results posted while the player was banned: kept, never added to the total.
+    # False for results posted while the player was banned, and for voided ones: kept, never
+    # added to the total.
     counted = models.BooleanField(default=True)
+    # An operator's correction (matches/corrections.py): when and why the result was voided.
+    # Defaults in the database: the write path's INSERT names only the columns it fills.
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.CharField(max_length=200, blank=True, db_default="")
 
     class Meta:
         constraints = [
@@ -109,6 +114,10 @@ class MatchResult(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(points__gte=1, points__lte=MAX_POINTS), name="result_points_in_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(voided_at__isnull=True) | Q(counted=False) & ~Q(void_reason=""),
+                name="result_voided_uncounted_with_reason",
             ),
         ]
         indexes = [

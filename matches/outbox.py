@@ -40,8 +40,10 @@ class StandingChange:
 StandingsHandler = Callable[[list[StandingChange]], None]
 PlayerHandler = Callable[[str], None]
 ProfilesHandler = Callable[[list[str]], None]
+CorrectionHandler = Callable[[int, str], None]
 
 _standings_handlers: list[StandingsHandler] = []
+_correction_handlers: list[CorrectionHandler] = []
 _player_handlers: list[PlayerHandler] = []
 _profiles_handlers: list[ProfilesHandler] = []
 
@@ -51,8 +53,11 @@ def connect(
     standings_changed: StandingsHandler,
     player_changed: PlayerHandler,
     profiles_changed: ProfilesHandler,
+    standing_corrected: CorrectionHandler | None = None,
 ) -> None:
     """Called once per process by the app that keeps the ranking store."""
+    if standing_corrected is not None and standing_corrected not in _correction_handlers:
+        _correction_handlers.append(standing_corrected)
     if standings_changed not in _standings_handlers:
         _standings_handlers.append(standings_changed)
     if player_changed not in _player_handlers:
@@ -85,3 +90,16 @@ def player_committed(player_id: str) -> None:
     """After a ban or an unban committed: the player's standings must follow."""
     for handler in _player_handlers:
         handler(player_id)
+
+
+def standing_corrected_committed(season_id: int, player_id: str) -> None:
+    """After a correction (a voided result) committed: the player's standing in the season must
+    be set to what PostgreSQL now has, even if that is worse. Committed already, so a failing
+    handler is only logged; the reconciliation repairs the entry."""
+    for handler in _correction_handlers:
+        try:
+            handler(season_id, player_id)
+        except Exception:
+            logger.warning(
+                "could not hand the correction of %s to the store", player_id, exc_info=True
+            )

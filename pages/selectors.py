@@ -104,7 +104,10 @@ def player_page(*, player_id: str, now: datetime | None = None) -> dict[str, Any
         raise NotFound(f"There is no player '{player_id}'.", code="player_not_found")
     seasons = (
         Season.objects.filter(
-            state=SeasonState.OPEN, starts_at__lte=now, totals__player_id=player_id
+            state=SeasonState.OPEN,
+            starts_at__lte=now,
+            totals__player_id=player_id,
+            board__hidden=False,
         )
         .select_related("board")
         .order_by("board__slug", "starts_at")

@@ -6,7 +6,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 
 from config.admin import ReadOnlyAdmin, confirm_first
@@ -14,7 +17,11 @@ from config.admin import ReadOnlyAdmin, confirm_first
 from .exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
-from .operator_actions import board_save, season_close_now
+from .operator_actions import board_publish, board_save, season_close_now
+from .previews import season_rewards_preview
+
+# Players per page of the rewards preview.
+PREVIEW_PAGE = 100
 
 
 class SeasonInlineFormSet(BaseInlineFormSet):
@@ -63,10 +70,20 @@ class RewardTierInline(admin.TabularInline):
 
 @admin.register(Board)
 class BoardAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "score_operator", "sort_order", "schedule", "schedule_timezone")
+    list_display = (
+        "slug",
+        "name",
+        "visibility",
+        "score_operator",
+        "sort_order",
+        "schedule",
+        "schedule_timezone",
+    )
+    list_filter = ("hidden",)
     search_fields = ("slug", "name")
+    actions = ["publish", "hide"]
     fieldsets = (
-        (None, {"fields": ("slug", "name")}),
+        (None, {"fields": ("slug", "name", "hidden")}),
         (
             "Rules",
             {
@@ -89,6 +106,40 @@ class BoardAdmin(admin.ModelAdmin):
         ),
     )
     inlines = [RewardTierInline, SeasonInline]
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Board | None = None
+    ) -> tuple[str, ...]:
+        # Chosen when the board is created; then only the audited Publish and Hide change it.
+        return () if obj is None else ("hidden",)
+
+    @admin.display(description="Visibility")
+    def visibility(self, board: Board) -> str:
+        return "hidden" if board.hidden else "public"
+
+    @admin.action(description="Publish: players see these boards (lists, pages, API)")
+    @confirm_first(
+        title="Publish these boards?",
+        what_happens="Each board appears in the public board list, its pages and the API's "
+        "reads at once, with the standings its game servers have posted so far. Boards already "
+        "public are left as they are.",
+        confirm_label="Yes, publish them",
+    )
+    def publish(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
+        changed = sum(board_publish(board=b, hidden=False, actor=request.user) for b in queryset)
+        self.message_user(request, f"Published {changed} board(s).", messages.SUCCESS)
+
+    @admin.action(description="Hide: take these boards off every public list, page and read")
+    @confirm_first(
+        title="Hide these boards?",
+        what_happens="Each board leaves the public board list, its pages and the API's reads "
+        "(they answer 404 board_not_found, as for an unknown board) within the season cache's "
+        "few seconds; game servers can still post to it. Hidden boards are left as they are.",
+        confirm_label="Yes, hide them",
+    )
+    def hide(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
+        changed = sum(board_publish(board=b, hidden=True, actor=request.user) for b in queryset)
+        self.message_user(request, f"Hid {changed} board(s).", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Board, form: object, change: bool) -> None:
         board_save(board=obj, actor=request.user)
@@ -140,11 +191,58 @@ class SeasonAdmin(admin.ModelAdmin):
             return False
         return super().has_delete_permission(request, obj)
 
-    actions = ["rebuild_standings", "close_now", "export_csv", "export_parquet"]
+    actions = [
+        "rebuild_standings",
+        "close_now",
+        "preview_rewards",
+        "export_csv",
+        "export_parquet",
+    ]
+    change_form_template = "admin/seasons/season/change_form.html"
 
     @admin.display(description="Status")
     def status(self, season: Season) -> str:
         return season.status_at(timezone.now())
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/rewards-preview/",
+                self.admin_site.admin_view(self.rewards_preview_view),
+                name="seasons_season_rewards_preview",
+            ),
+            *super().get_urls(),
+        ]
+
+    def rewards_preview_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        season = get_object_or_404(Season.objects.select_related("board"), pk=object_id)
+        if not self.has_view_permission(request, season):
+            return HttpResponse(status=403)
+        raw = request.GET.get("offset", "0")
+        offset = int(raw) if raw.isascii() and raw.isdigit() and int(raw) < 2**31 else 0
+        preview = None
+        if season.state != SeasonState.CLOSED:
+            preview = season_rewards_preview(season=season, offset=offset, limit=PREVIEW_PAGE)
+        return TemplateResponse(
+            request,
+            "admin/seasons/season/rewards_preview.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "original": season,
+                "title": f"Rewards if {season} closed now",
+                "season": season,
+                "preview": preview,
+            },
+        )
+
+    @admin.action(description="Preview rewards: who would get what if it closed now")
+    def preview_rewards(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one season to preview.", messages.ERROR)
+            return None
+        url = reverse("admin:seasons_season_rewards_preview", args=[queryset.get().pk])
+        return HttpResponseRedirect(url)
 
     @admin.action(description="Rebuild the leaderboard (Redis) from PostgreSQL")
     @confirm_first(
@@ -216,7 +314,7 @@ class SeasonAdmin(admin.ModelAdmin):
 
 @admin.register(ArchivedStanding)
 class ArchivedStandingAdmin(ReadOnlyAdmin):
-    list_display = ("season", "rank", "player", "points", "reached_at")
+    list_display = ("season", "rank", "player", "points", "reached_at", "note")
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
     # The newest season first, each from its first rank (the archive's unique (season, rank)).

@@ -111,6 +111,13 @@ class Board(models.Model):
         default=7,
         help_text="Days a closed season's leaderboard stays in Redis (the archive stays forever).",
     )
+    # A hidden board is the studio's until an operator publishes it: game servers post to it,
+    # but no public list, page or read knows it (its reads answer 404 board_not_found).
+    hidden = models.BooleanField(
+        default=False,
+        help_text="Hidden from players (lists, pages, API reads) until published; game servers "
+        "can still post results to it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -372,6 +379,10 @@ class ArchivedStanding(models.Model):
     )
     points = models.IntegerField()
     reached_at = models.DateTimeField()
+    # What changed after the close (a voided result): the rank, points and rewards stay as
+    # archived, since they were final and given; the note says what the total is now and why.
+    # A default in the database: the close's COPY names only the columns it fills.
+    note = models.TextField(blank=True, db_default="")
 
     class Meta:
         constraints = [

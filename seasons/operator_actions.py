@@ -1,5 +1,6 @@
 """The operator's actions on boards and seasons from the console, each audited in the same
-transaction: closing a season now, saving a board (its rules' changes recorded)."""
+transaction: closing a season now, saving a board (its rules' changes recorded), publishing or
+hiding a board."""
 
 from __future__ import annotations
 
@@ -55,3 +56,22 @@ def board_save(*, board: Board, actor: AbstractBaseUser | None) -> Board:
                 details=changed,
             )
     return board
+
+
+def board_publish(*, board: Board, hidden: bool, actor: AbstractBaseUser | None) -> bool:
+    """Publish a hidden board (`hidden` False) or hide a published one; returns whether it
+    changed. Readers' processes keep a season they looked up for LEADERBOARD_SEASON_CACHE_SECONDS,
+    so a board hidden again leaves the public reads within that time."""
+    with transaction.atomic():
+        locked = Board.objects.select_for_update().get(pk=board.pk)
+        if locked.hidden == hidden:
+            return False
+        Board.objects.filter(pk=board.pk).update(hidden=hidden)
+        operator_action_record(
+            actor=actor,
+            action=OperatorActionKind.BOARD_PUBLISH,
+            board=locked.slug,
+            details={"hidden": {"from": locked.hidden, "to": hidden}},
+        )
+    board.hidden = hidden
+    return True

@@ -21,15 +21,19 @@ season_lookups_cache: RecentAnswers[Season] = RecentAnswers(
 )
 
 
-def board_get(*, slug: str) -> Board:
-    board = Board.objects.filter(slug=slug).first()
+def board_get(*, slug: str, include_hidden: bool = False) -> Board:
+    """The board a request names. A hidden board is unknown to the public (the same 404 as a
+    board that does not exist, so nothing tells that it does); operators' commands include it."""
+    boards = Board.objects.all() if include_hidden else Board.objects.filter(hidden=False)
+    board = boards.filter(slug=slug).first()
     if board is None:
         raise NotFound(f"Unknown board '{slug}'.", code="board_not_found")
     return board
 
 
 def boards_list() -> QuerySet[Board]:
-    return Board.objects.order_by("slug")
+    """The boards players may see."""
+    return Board.objects.filter(hidden=False).order_by("slug")
 
 
 def seasons_list(*, board: Board) -> QuerySet[Season]:
@@ -56,9 +60,12 @@ def season_next(*, board: Board, now: datetime | None = None) -> Season | None:
     )
 
 
-def season_get(*, board_slug: str | None, season_slug: str | None) -> Season:
-    """The season a request names, or the board's current one (uncached)."""
-    board = board_get(slug=board_slug or DEFAULT_BOARD)
+def season_get(
+    *, board_slug: str | None, season_slug: str | None, include_hidden: bool = False
+) -> Season:
+    """The season a request names, or the board's current one (uncached); a hidden board's
+    only with `include_hidden` (operators' commands)."""
+    board = board_get(slug=board_slug or DEFAULT_BOARD, include_hidden=include_hidden)
     if season_slug:
         season = (
             Season.objects.filter(board=board, slug=season_slug).select_related("board").first()
@@ -85,12 +92,16 @@ def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Seaso
 def player_history(*, player_id: str) -> list[dict[str, Any]]:
     """A player's final standing in every closed season, newest first, with their reward."""
     standings = (
-        ArchivedStanding.objects.filter(player_id=player_id, season__state=SeasonState.CLOSED)
+        ArchivedStanding.objects.filter(
+            player_id=player_id, season__state=SeasonState.CLOSED, season__board__hidden=False
+        )
         .select_related("season", "season__board")
         .order_by("-season__ends_at")
     )
     rewards = dict(
-        SeasonReward.objects.filter(player_id=player_id).values_list("season_id", "reward_code")
+        SeasonReward.objects.filter(player_id=player_id, season__board__hidden=False).values_list(
+            "season_id", "reward_code"
+        )
     )
     return [
         {

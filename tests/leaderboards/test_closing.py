@@ -156,7 +156,9 @@ def test_closing_before_the_grace_period_ends_is_refused_unless_forced(post_scor
     assert response.json()["error"]["code"] == "no_active_season"
 
 
-@pytest.mark.parametrize("step", ["_mirror_pending", "_snapshot", "_verify", "_award"])
+@pytest.mark.parametrize(
+    "step", ["_mirror_pending", "_snapshot", "_verify", "season_rewards_award"]
+)
 def test_a_close_killed_at_any_step_is_finished_by_the_next_run(ended, monkeypatch, step):
     real = getattr(closing, step)
 

@@ -138,6 +138,8 @@ class Site:
         self.worker = Process(
             "worker",
             [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
+            # The default queue and the long jobs' (closing a season from the console).
+            + ["-Q", f"celery,{settings.CELERY_LONG_JOBS_QUEUE}"]
             + ["-n", f"pages-{uuid.uuid4().hex[:8]}@%h", "--loglevel", "INFO"]
             + ["--without-heartbeat", "--without-gossip", "--without-mingle"],
             env=self.env,

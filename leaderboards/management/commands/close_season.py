@@ -25,7 +25,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         try:
-            season = season_get(board_slug=options["board"], season_slug=options["season"])
+            season = season_get(
+                board_slug=options["board"], season_slug=options["season"], include_hidden=True
+            )
             with tqdm(
                 unit="player",
                 disable=bool(options["no_progress"]),

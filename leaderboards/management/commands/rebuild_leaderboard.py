@@ -23,7 +23,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         try:
-            season = season_get(board_slug=options["board"], season_slug=options["season"])
+            season = season_get(
+                board_slug=options["board"], season_slug=options["season"], include_hidden=True
+            )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         expected = PlayerTotal.objects.filter(season=season).count()

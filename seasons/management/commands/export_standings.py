@@ -22,7 +22,9 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         output = Path(str(options["output"]))
         try:
-            season = season_get(board_slug=options["board"], season_slug=options["season"])
+            season = season_get(
+                board_slug=options["board"], season_slug=options["season"], include_hidden=True
+            )
             if options["format"] == "csv":
                 with output.open("w", newline="") as out:
                     rows = standings_export_csv(season=season, out=out)

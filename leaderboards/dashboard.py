@@ -1,0 +1,159 @@
+"""The operator dashboard (an admin page): per board, its players, results of the last minute and
+hour, the mirror's lag and the last reconciliation's drift, the running and next season with the
+time left, and the last close with how long it took.
+
+Every number is cheap on a board of ten million players and a results table of billions: the
+players are the sorted set's ZCARD; results are counted a whole minute at a time through the
+results' BRIN index on received_at, and each minute's count is kept (in the cache) for the hour
+it is shown, so a view counts at most the minutes that ended since the last one; the mirror's
+outbox is small by design; the seasons and runs are read by their indexes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib import admin
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.cache import cache
+from django.db.models import Count, Min
+from django.db.models.functions import TruncMinute
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils import timezone
+
+from matches.models import MatchResult, PendingStanding
+from seasons.models import Board, Season, SeasonState
+from seasons.selectors import season_current, season_next
+
+from . import store
+from .models import ReconciliationRun
+from .services import mirror_lag_seconds
+
+MINUTE = timedelta(minutes=1)
+# A minute is counted once it ended this long ago: a result's received_at is its request's
+# clock, and its transaction may commit a moment later.
+SETTLED = timedelta(seconds=5)
+_MINUTE_KEY = "dashboard:results:{:%Y%m%d%H%M}"
+
+
+@dataclass(frozen=True, slots=True)
+class BoardHealth:
+    board: Board
+    players: int | None  # in the running season's board; None: no running season
+    results_last_minute: int
+    results_last_hour: int
+    pending: int  # standings committed, not yet in Redis
+    mirror_lag_seconds: float
+    drift: int | None  # the latest reconciliation run's, of the running season
+    running: Season | None
+    running_left: timedelta | None
+    upcoming: Season | None
+    upcoming_in: timedelta | None
+    last_close: Season | None
+    last_close_took: timedelta | None
+
+    @property
+    def last_close_seconds(self) -> str:
+        return f"{self.last_close_took.total_seconds():.1f}" if self.last_close_took else ""
+
+
+def _minute_counts(now: datetime) -> list[dict[int, int]]:
+    """Results per board in each of the 60 whole minutes before `now` (settled), newest first."""
+    last = (now - SETTLED).replace(second=0, microsecond=0) - MINUTE
+    minutes = [last - i * MINUTE for i in range(60)]
+    keys = [_MINUTE_KEY.format(minute) for minute in minutes]
+    known = cache.get_many(keys)
+    missing = [m for m, key in zip(minutes, keys, strict=True) if key not in known]
+    if missing:
+        counted: dict[datetime, dict[int, int]] = {minute: {} for minute in missing}
+        rows = (
+            MatchResult.objects.filter(
+                received_at__gte=min(missing), received_at__lt=max(missing) + MINUTE
+            )
+            .annotate(minute=TruncMinute("received_at"))
+            .values("minute", "board_id")
+            .annotate(results=Count("*"))
+            .order_by()
+        )
+        for row in rows:
+            if row["minute"] in counted:
+                counted[row["minute"]][row["board_id"]] = row["results"]
+        fresh = {_MINUTE_KEY.format(minute): counts for minute, counts in counted.items()}
+        cache.set_many(fresh, timeout=3700)
+        known.update(fresh)
+    return [known[key] for key in keys]
+
+
+def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
+    now = now or timezone.now()
+    minutes = _minute_counts(now)
+    pending = {
+        row["season_id"]: row
+        for row in PendingStanding.objects.values("season_id")
+        .annotate(rows=Count("*"), oldest=Min("changed_at"))
+        .order_by()
+    }
+    health = []
+    for board in Board.objects.order_by("slug"):
+        current = season_current(board=board, now=now)
+        running = current if current is not None and current.holds(now) else None
+        if running is not None and running.state == SeasonState.CLOSED:
+            running = None
+        upcoming = season_next(board=board, now=now)
+        last_close = (
+            Season.objects.filter(board=board, state=SeasonState.CLOSED)
+            .order_by("-ends_at")
+            .first()
+        )
+        waiting = pending.get(running.pk) if running is not None else None
+        run = (
+            ReconciliationRun.objects.filter(season=running).order_by("-finished_at").first()
+            if running is not None
+            else None
+        )
+        health.append(
+            BoardHealth(
+                board=board,
+                players=store.board_size(running.pk) if running is not None else None,
+                results_last_minute=minutes[0].get(board.pk, 0),
+                results_last_hour=sum(minute.get(board.pk, 0) for minute in minutes),
+                pending=waiting["rows"] if waiting else 0,
+                mirror_lag_seconds=(
+                    max(0.0, (now - waiting["oldest"]).total_seconds()) if waiting else 0.0
+                ),
+                drift=run.drift if run is not None else None,
+                running=running,
+                running_left=running.ends_at - now if running is not None else None,
+                upcoming=upcoming,
+                upcoming_in=upcoming.starts_at - now if upcoming is not None else None,
+                last_close=last_close,
+                last_close_took=(
+                    last_close.closed_at - last_close.close_started_at
+                    if last_close is not None and last_close.close_started_at
+                    else None
+                ),
+            )
+        )
+    return health
+
+
+@staff_member_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    return TemplateResponse(
+        request,
+        "admin/dashboard.html",
+        {
+            **admin.site.each_context(request),
+            "title": "Operator dashboard",
+            "boards": boards_health(now=now),
+            "mirror_lag_seconds": mirror_lag_seconds(now=now),
+            "now": now,
+        },
+    )
+
+
+urlpatterns = [path("", dashboard, name="operator-dashboard")]

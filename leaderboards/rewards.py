@@ -1,0 +1,178 @@
+"""Which reward each final rank gets: one SQL rule that the close applies to the archive and the
+admin's preview applies, without writing, to the live standings ("if the season closed now").
+
+A top-percentage tier covers ranks 1 to ceil(percent / 100 × players): it rounds up, so a tier
+always reaches at least one player (top 10% of 29 players is ranks 1-3; of 5 players, rank 1).
+When several tiers match a rank, rank-range tiers win over percentage tiers; of two ranges, the
+one starting highest (the larger `rank_from`: of 1-100 and 5-10, rank 7 gets 5-10), then the
+one ending first; of two percentages, the smallest share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection
+
+from seasons.models import RewardTier, Season
+from seasons.scoring import points_of
+
+from . import store
+
+# The last rank a percentage tier reaches, over `players` ranked players.
+_PERCENT_LAST_RANK = "ceil(t.top_percent / 100.0 * %(players)s)::bigint"
+
+# Each standing of `standings` (player_id, rank) with the one tier it gets, if any.
+_REWARD_PER_STANDING = f"""
+    SELECT DISTINCT ON (a.player_id) a.player_id, a.rank, t.id AS tier_id, t.reward_code
+    FROM ({{standings}}) a
+    JOIN seasons_rewardtier t ON t.board_id = %(board)s AND (
+        (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
+        OR (t.top_percent IS NOT NULL AND a.rank <= {_PERCENT_LAST_RANK}))
+    ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from DESC, t.rank_to,
+        t.top_percent, t.id
+"""
+
+_ARCHIVE = "SELECT player_id, rank FROM seasons_archivedstanding WHERE season_id = %(season)s"
+_GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s(player_id, rank)"
+
+
+def season_rewards_award(*, season: Season, now: datetime) -> int:
+    """The close's step: one reward per archived player, from the archive; idempotent."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at)"
+            " SELECT %(season)s, player_id, rank, reward_code, %(now)s FROM ("
+            + _REWARD_PER_STANDING.format(standings=_ARCHIVE)
+            + ") r ON CONFLICT (season_id, player_id) DO NOTHING",
+            {
+                "season": season.pk,
+                "now": now,
+                "board": season.board_id,
+                "players": season.archived_players or 0,
+            },
+        )
+        return cursor.rowcount
+
+
+def _rewards_of(board_id: int, players: int, standings: list[tuple[str, int]]) -> dict[str, tuple]:
+    """The rule applied to these (player_id, rank) pairs: player_id -> (tier_id, reward_code)."""
+    if not standings:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _REWARD_PER_STANDING.format(standings=_GIVEN),
+            {
+                "board": board_id,
+                "players": players,
+                "player_ids": [player_id for player_id, _ in standings],
+                "ranks": [rank for _, rank in standings],
+            },
+        )
+        return {player_id: (tier_id, code) for player_id, _, tier_id, code in cursor.fetchall()}
+
+
+@dataclass(frozen=True, slots=True)
+class TierOutcome:
+    """One tier in the preview: the ranks it covers on its own and the ones it would get."""
+
+    tier: RewardTier
+    covers: tuple[int, int] | None  # first and last rank it reaches among the players, if any
+    gets: list[tuple[int, int]] = field(default_factory=list)  # rank spans it wins
+
+    @property
+    def players(self) -> int:
+        return sum(last - first + 1 for first, last in self.gets)
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewRow:
+    rank: int
+    player_id: str
+    points: int
+    reward_code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RewardsPreview:
+    players: int
+    tiers: list[TierOutcome]
+    rows: list[PreviewRow]
+    offset: int
+    next_offset: int | None
+
+
+def season_rewards_preview(*, season: Season, offset: int = 0, limit: int = 100) -> RewardsPreview:
+    """Who would get which reward if the season closed now: the live standings (what the close
+    would archive) through the close's own rule, written nowhere. Per tier, the rank spans it
+    would win; and one page of players by rank with their reward.
+
+    The winning tier changes only where a tier starts or ends, so the rule is asked at those
+    ranks alone: a few queries whatever the size of the board."""
+    players = store.board_size(season.pk)
+    tiers = list(RewardTier.objects.filter(board_id=season.board_id))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT t.id, {_PERCENT_LAST_RANK} FROM seasons_rewardtier t"  # noqa: S608
+            " WHERE t.board_id = %(board)s AND t.top_percent IS NOT NULL",
+            {"board": season.board_id, "players": players},
+        )
+        percent_last = dict(cursor.fetchall())
+    spans = {
+        tier.pk: (1, percent_last[tier.pk])
+        if tier.top_percent is not None
+        else (
+            tier.rank_from,
+            tier.rank_to,
+        )
+        for tier in tiers
+    }
+    starts = sorted(
+        {1}
+        | {
+            rank
+            for first, last in spans.values()
+            for rank in (first, last + 1)
+            if 1 <= rank <= players
+        }
+    )
+    segments = [
+        (first, (starts[i + 1] - 1) if i + 1 < len(starts) else players)
+        for i, first in enumerate(starts)
+        if first <= players
+    ]
+    winners = _rewards_of(season.board_id, players, [(str(first), first) for first, _ in segments])
+    outcomes = {
+        tier.pk: TierOutcome(
+            tier=tier,
+            covers=(spans[tier.pk][0], min(spans[tier.pk][1], players))
+            if spans[tier.pk][0] <= players and spans[tier.pk][1] >= 1
+            else None,
+        )
+        for tier in tiers
+    }
+    for first, last in segments:
+        won = winners.get(str(first))
+        if won is not None:
+            outcomes[won[0]].gets.append((first, last))
+
+    _, page = store.read_page(season.pk, offset=offset, limit=limit + 1, competition=False)
+    rewards = _rewards_of(season.board_id, players, [(s.player_id, s.rank) for s in page[:limit]])
+    lowest_first = season.board.lowest_first
+    rows = [
+        PreviewRow(
+            rank=s.rank,
+            player_id=s.player_id,
+            points=points_of(s.composite, lowest_first=lowest_first),
+            reward_code=rewards.get(s.player_id, (None, None))[1],
+        )
+        for s in page[:limit]
+    ]
+    return RewardsPreview(
+        players=players,
+        tiers=list(outcomes.values()),
+        rows=rows,
+        offset=offset,
+        next_offset=offset + limit if len(page) > limit else None,
+    )

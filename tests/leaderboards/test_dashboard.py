@@ -1,0 +1,120 @@
+"""The operator dashboard: per board, players (ZCARD), results by whole minutes (counted once
+each), mirror lag, drift, the running and next season, and the last close with its duration."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from leaderboards import store
+from leaderboards.dashboard import boards_health
+from leaderboards.models import ReconciliationRun
+from matches.models import PendingStanding
+from seasons.models import SeasonState
+from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 6, 10, 12, 0, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def weekly():
+    """A board with a closed, a running and a next season; three players in Redis; results at
+    11:59:10 (the last full minute), 11:30 and 11:00 (in the hour), 10:59:59 (before it)."""
+    board = BoardFactory(slug="weekly", name="Weekly")
+    SeasonFactory(
+        board=board,
+        slug="w1",
+        name="Week 1",
+        starts_at=NOW - timedelta(days=14),
+        ends_at=NOW - timedelta(days=7),
+        state=SeasonState.CLOSED,
+        close_started_at=NOW - timedelta(days=7) + timedelta(minutes=1),
+        closed_at=NOW - timedelta(days=7) + timedelta(minutes=1, seconds=42.5),
+        archived_players=1234,
+    )
+    running = SeasonFactory(
+        board=board,
+        slug="w2",
+        name="Week 2",
+        starts_at=NOW - timedelta(days=7),
+        ends_at=NOW + timedelta(days=2, hours=3),
+    )
+    SeasonFactory(
+        board=board,
+        slug="w3",
+        name="Week 3",
+        starts_at=NOW + timedelta(days=2, hours=3),
+        ends_at=NOW + timedelta(days=9, hours=3),
+    )
+    store.write_standings(
+        store.StandingWrite(season_id=running.pk, player_id=f"p{i}", composite=i) for i in range(3)
+    )
+    player = PlayerFactory()
+    for received in ("11:59:10", "11:30:00", "11:00:00", "10:59:59"):
+        hour, minute, second = map(int, received.split(":"))
+        MatchResultFactory(
+            season=running,
+            player=player,
+            received_at=NOW.replace(hour=hour, minute=minute, second=second),
+        )
+    PendingStanding.objects.create(
+        season=running, player_id="p9", composite=1, changed_at=NOW - timedelta(seconds=4)
+    )
+    ReconciliationRun.objects.create(
+        season=running, kind="recent", checked=10, drift=2, fixed=2, started_at=NOW, finished_at=NOW
+    )
+    return board
+
+
+def test_the_dashboard_rows_say_exactly_what_each_board_is_doing(weekly):
+    quiet = BoardFactory(slug="quiet", name="Quiet", hidden=True)
+
+    with time_machine.travel(NOW, tick=False):
+        health = {row.board.slug: row for row in boards_health()}
+
+    row = health["weekly"]
+    assert (row.players, row.results_last_minute, row.results_last_hour) == (3, 1, 3)
+    assert (row.pending, row.mirror_lag_seconds, row.drift) == (1, 4.0, 2)
+    assert (row.running.slug, row.running_left) == ("w2", timedelta(days=2, hours=3))
+    assert (row.upcoming.slug, row.upcoming_in) == ("w3", timedelta(days=2, hours=3))
+    assert (row.last_close.slug, row.last_close_seconds) == ("w1", "42.5")
+    empty = health["quiet"]
+    assert (empty.board, empty.players, empty.results_last_hour, empty.running) == (
+        quiet,
+        None,
+        0,
+        None,
+    )
+
+
+def test_each_minute_is_counted_once_then_read_from_the_cache(weekly):
+    with time_machine.travel(NOW, tick=False):
+        boards_health()
+        with CaptureQueriesContext(connection) as queries:
+            again = boards_health()
+
+    assert not [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
+    assert again[0].results_last_hour == 3
+
+
+def test_the_admin_links_the_dashboard_and_shows_it(client, weekly):
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
+
+    with time_machine.travel(NOW, tick=False):
+        index = client.get("/admin/").content.decode()
+        page = client.get("/admin/dashboard/")
+
+    assert 'href="/admin/dashboard/"' in index
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "Week 2</a>, ends 2026-06-12 15:00 (2\xa0days, 3\xa0hours left)" in text
+    assert "Week 1, closed 2026-06-03 12:02, took 42.5 s, 1234 players" in text
+
+
+def test_the_dashboard_is_for_staff_only(client):
+    assert client.get("/admin/dashboard/").status_code == 302
