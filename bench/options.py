@@ -90,7 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--ingest-connections", type=int, default=8, help="wrk connections (POST)")
     parser.add_argument("--web-workers", type=int, default=2, help="uvicorn --workers")
-    parser.add_argument("--worker-concurrency", type=int, default=2, help="celery --concurrency")
+    parser.add_argument(
+        "--worker-concurrency", type=int, default=4, help="celery --concurrency (Procfile)"
+    )
     parser.add_argument("--probe-rate", type=float, default=10.0, help="freshness probes a second")
     parser.add_argument(
         "--open-rate",

@@ -1,6 +1,6 @@
 """Live push benchmark: `python -m bench.ws_push [--sockets 1000 | --ten-thousand]`.
 
-Starts its own web processes (uvicorn) and Celery worker as the Procfile runs them (2 and 2),
+Starts its own web processes (uvicorn) and Celery worker as the Procfile runs them (2 and 4),
 and a broker (a private redis-server), on its own database (`leaderboard_bench_ws`) and key
 prefixes; fills the board through the REST API, opens N WebSockets that each follow one player,
 and posts results for those players on a fixed schedule (20 a second, one result a request),
@@ -140,7 +140,7 @@ def options_parse(argv: list[str] | None) -> Options:
     )
     parser.add_argument("--web-workers", type=int, default=2, help="uvicorn workers (Procfile)")
     parser.add_argument(
-        "--worker-concurrency", type=int, default=2, help="Celery concurrency (Procfile)"
+        "--worker-concurrency", type=int, default=4, help="Celery concurrency (Procfile)"
     )
     parser.add_argument(
         "--no-compression",
