@@ -21,10 +21,13 @@ README_END = "<!-- latest-summary:end -->"
 NOISY_CORES = 0.25
 CPU_PARTS = ("web", "worker", "redis", "postgres", "wrk", "harness", "other", "machine_busy")
 # The open-loop targets: a search that reaches this rate, single results this fresh, and a last
-# stretch of the main phase no worse than this many times its first.
+# stretch of the main phase no worse than this many times its first, or this many ms more, which
+# ever is larger: a backlog that grows shows as seconds by the end of a minute, while a p99 of tens
+# of milliseconds moves by tens between stretches (one coalescing window is 50 ms).
 SEARCH_GOAL = 8000
 SINGLE_FRESHNESS_P99_MS = 250
 GROWTH_LIMIT = 1.5
+GROWTH_SLACK_MS = 100
 # Where a miss of an open-loop target at the main rate is explained: its CPU and the profile of
 # batch ingest.
 MAIN_PHASE = (("open_loop", "batch"), "ingest_batch")
@@ -290,9 +293,9 @@ def _open_loop_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     edge = _n(main.get("edge_seconds", EDGE_SECONDS))
     growth = _target(
         f"No growth at {rate}/s: last-{edge}-s freshness p99 (<= {GROWTH_LIMIT:g}x the "
-        f"first {edge} s, under 1 s)",
+        f"first {edge} s or {GROWTH_SLACK_MS} ms more, under 1 s)",
         last,
-        min(GROWTH_LIMIT * first, SUSTAINED_FRESHNESS_P99_MS)
+        min(max(GROWTH_LIMIT * first, first + GROWTH_SLACK_MS), SUSTAINED_FRESHNESS_P99_MS)
         if first
         else SUSTAINED_FRESHNESS_P99_MS,
         higher_is_better=False,
