@@ -1,16 +1,14 @@
 """A season of N players through the real data path: PostgreSQL COPY, then the project's own
 rebuild into Redis; and what the resulting sorted set costs in memory.
 
-Scores are skewed like a game's: log-normal points (most players a few hundred, a long tail of
-a few with tens of thousands and more), each player with one match result, so every total equals
-the sum of its results. Generation is seeded per chunk, so a run with the same seed and N loads
-the same season.
+Scores are skewed like a game's (bench/scores.py), each player with one match result, so every
+total equals the sum of its results. Generation is seeded per chunk, so a run with the same seed
+and N loads the same season.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -30,11 +28,10 @@ from seasons.services import season_create
 
 from .environment import QUEUE, BenchEnvironment
 from .errors import BenchError
+from .scores import chunk_scores
 
 BOARD = "bench"
 CHUNK = 50_000
-# Loaded totals stay under 2^28 so ingest can add to them without passing 2^29 - 1.
-MAX_LOADED_POINTS = 2**28
 PROJECTED_PLAYERS = 100_000_000
 # Loaded results end at least this long before the run, so reconciliation's recent pass (last
 # ten minutes of results) sees only what the run itself posts.
@@ -176,14 +173,6 @@ def _user_triggers(conn: psycopg.Connection[Any], tables: list[str]) -> list[str
     return [row[0] for row in rows]
 
 
-def _chunk_scores(seed: int, start: int, count: int, span: int) -> tuple[list[int], list[int]]:
-    """Points and seconds-since-season-start of players start .. start+count-1."""
-    rng = random.Random(seed * 1_000_003 + start)
-    points = [min(MAX_LOADED_POINTS, int(rng.lognormvariate(6.0, 1.5)) + 1) for _ in range(count)]
-    elapsed = [rng.randrange(span) for _ in range(count)]
-    return points, elapsed
-
-
 def _chunks(players: int) -> Iterator[tuple[int, int]]:
     for start in range(0, players, CHUNK):
         yield start, min(CHUNK, players - start)
@@ -238,7 +227,7 @@ def season_load(
 
     def result_rows() -> Iterator[tuple[int, str]]:
         for start, count in _chunks(players):
-            points, elapsed = _chunk_scores(seed, start, count, span)
+            points, elapsed = chunk_scores(seed, start, count, span)
             lines = []
             for offset in range(count):
                 i = start + offset
@@ -251,7 +240,7 @@ def season_load(
 
     def total_rows() -> Iterator[tuple[int, str]]:
         for start, count in _chunks(players):
-            points, elapsed = _chunk_scores(seed, start, count, span)
+            points, elapsed = chunk_scores(seed, start, count, span)
             lines = []
             for offset in range(count):
                 ts = clock.at(elapsed[offset])

@@ -236,8 +236,12 @@ def worker_start(processes: Processes, env: dict[str, str], *, concurrency: int)
     )
 
 
-def redis_start(processes: Processes, *, name: str) -> Started:
-    """A private redis-server on a free port, without persistence; returns once it answers."""
+def redis_start(
+    processes: Processes, *, name: str, server: str = "redis-server", directory: Path | None = None
+) -> Started:
+    """A private redis-server (or `server`, a binary that speaks its protocol and takes its
+    options, such as valkey-server) on a free port, without persistence, working in `directory`
+    when given; returns once it answers."""
     import redis
 
     port = free_port()
@@ -252,7 +256,7 @@ def redis_start(processes: Processes, *, name: str) -> Started:
     return processes.start(
         name,
         [
-            "redis-server",
+            server,
             "--port",
             str(port),
             "--bind",
@@ -261,6 +265,7 @@ def redis_start(processes: Processes, *, name: str) -> Started:
             "",
             "--appendonly",
             "no",
+            *(["--dir", str(directory)] if directory is not None else []),
         ],
         dict(os.environ),
         url=url,
