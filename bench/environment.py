@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlparse, urlunparse
 import psycopg
 from psycopg import sql
 
+from scripts.devservices import pg_conninfo
+
 from .errors import BenchError
 from .options import ROOT, Options
 from .postgres import BenchCluster, bench_cluster_start
@@ -79,18 +81,9 @@ def server_env(variables: dict[str, str]) -> dict[str, str]:
 
 
 def conninfo(url: str, dbname: str) -> dict[str, object]:
-    """psycopg's arguments for database `dbname` on the server `url` names."""
-    parsed = urlparse(url)
-    info: dict[str, object] = {
-        "host": parsed.hostname or "127.0.0.1",
-        "port": parsed.port or 5432,
-        "user": unquote(parsed.username or "postgres"),
-        "dbname": dbname,
-        "connect_timeout": 5,
-    }
-    if parsed.password:
-        info["password"] = unquote(parsed.password)
-    return info
+    """psycopg's arguments for database `dbname` on the server `url` names (devservices' own,
+    with more patience for a cluster busy loading)."""
+    return {**pg_conninfo(url, dbname), "connect_timeout": 5}
 
 
 def _with_path(url: str, path: str) -> str:
