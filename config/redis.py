@@ -368,17 +368,24 @@ class Replicas:
 _replicas: Replicas | None = None
 
 
+def replicas_configured() -> bool:
+    """Whether shared reads may go to replicas: some are named, and the data is not on a
+    Cluster (whose replicas are its own business)."""
+    return bool(settings.LEADERBOARD_REDIS_REPLICA_URLS) and not settings.LEADERBOARD_REDIS_CLUSTER
+
+
 def replicas() -> Replicas | None:
-    """The leaderboard's replicas, or None when it has none (or is a Cluster)."""
+    """The leaderboard's replicas, or None when none are configured."""
     global _replicas
     if _replicas is None:
-        urls = settings.LEADERBOARD_REDIS_REPLICA_URLS
-        if not urls or settings.LEADERBOARD_REDIS_CLUSTER:
+        if not replicas_configured():
             return None
         with _connections_lock:
             if _replicas is None:
                 _replicas = Replicas(
-                    leaderboard(), urls, check_seconds=settings.LEADERBOARD_REPLICA_CHECK_SECONDS
+                    leaderboard(),
+                    settings.LEADERBOARD_REDIS_REPLICA_URLS,
+                    check_seconds=settings.LEADERBOARD_REPLICA_CHECK_SECONDS,
                 )
     return _replicas
 
@@ -426,7 +433,7 @@ async def areplica_script_run(call: ScriptCall) -> Any:
 def replicas_acknowledge() -> tuple[Any, ...] | None:
     """The WAIT command that holds a writer until every replica has its writes (bounded by
     LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without replicas."""
-    if not settings.LEADERBOARD_REDIS_REPLICA_URLS or settings.LEADERBOARD_REDIS_CLUSTER:
+    if not replicas_configured():
         return None
     return (
         "WAIT",

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from cachetools import TTLCache
 from django.conf import settings
 
+from config.redis import replicas_configured
+
 # Players remembered at once: a process's results of a few seconds at the design's 6,000 a second.
 _ENTRIES = 100_000
 _lock = threading.Lock()
@@ -25,7 +27,7 @@ def _recent() -> TTLCache[tuple[int, str], bool]:
 
 def standings_written(standings: Iterable[tuple[int, str]]) -> None:
     """Remember the (season_id, player_id) this process just committed."""
-    if not settings.LEADERBOARD_REDIS_REPLICA_URLS:
+    if not replicas_configured():
         return
     with _lock:
         recent = _recent()
@@ -35,7 +37,7 @@ def standings_written(standings: Iterable[tuple[int, str]]) -> None:
 
 def shared(season_id: int, player_id: str) -> bool:
     """Whether the player's own read may come from a replica."""
-    if not settings.LEADERBOARD_REDIS_REPLICA_URLS:
+    if not replicas_configured():
         return False
     with _lock:
         return (season_id, player_id) not in _recent()
