@@ -85,20 +85,24 @@ EXPECTED_ORDER = [
 ]
 
 
+# What the `ended` fixture's reward tiers give its players when it closes.
+EXPECTED_REWARDS = {
+    "p00": "gold",
+    "p01": "silver",
+    "p02": "silver",
+    "p03": "top-half",
+    "p04": "top-half",
+    "p07": "top-half",
+}
+
+
 def test_closing_archives_exact_standings_and_rewards(ended):
     season = closing.season_close(season=ended)
 
     assert (season.state, season.close_step, season.archived_players) == ("closed", "closed", 12)
     assert [row[2] for row in archive(season)] == EXPECTED_ORDER
     assert archive(season)[-2:] == [(11, 11, "p06", 5), (12, 11, "p05", 5)]
-    assert rewards(season) == {
-        "p00": "gold",
-        "p01": "silver",
-        "p02": "silver",
-        "p03": "top-half",
-        "p04": "top-half",
-        "p07": "top-half",
-    }
+    assert rewards(season) == EXPECTED_REWARDS
     total = ended.totals.get(player_id="p03")
     assert ArchivedStanding.objects.get(season=season, player_id="p03").reached_at == (
         total.reached_at
@@ -112,14 +116,7 @@ def test_of_overlapping_rank_ranges_the_one_starting_highest_wins(ended):
 
     season = closing.season_close(season=ended)
 
-    assert rewards(season) == {
-        "p00": "gold",
-        "p01": "silver",
-        "p02": "silver",
-        "p03": "top-half",
-        "p04": "top-half",
-        "p07": "top-half",
-    }
+    assert rewards(season) == EXPECTED_REWARDS
 
 
 def test_a_close_that_committed_stays_done_when_the_channel_layer_fails(ended, settings, caplog):

@@ -93,3 +93,14 @@ def closed_season(
         for pid, code in rewards.items()
     )
     return season
+
+
+# The pages' Content-Security-Policy, its directives sorted (they come in no fixed order).
+STRICT_POLICY = [
+    "base-uri 'none'",
+    "default-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "img-src 'self' https:",
+    "object-src 'none'",
+]
