@@ -170,6 +170,10 @@ class Connection:
     def loop_script_run(self, call: ScriptCall) -> asyncio.Future[Any]:
         return self.loop_send(*evalsha(call))
 
+    def loop_commands_run(self, commands: Sequence[tuple[Any, ...]]) -> Awaitable[list[Any]]:
+        """Several commands from the event loop, all in this turn's round trip."""
+        return asyncio.gather(*(self.loop_send(*command) for command in commands))
+
     def loop_mget(self, keys: Sequence[str]) -> Awaitable[list[Any]]:
         """mget from the event loop (on a cluster, a GET per key in the same batch)."""
         if self.cluster:
@@ -430,6 +434,11 @@ async def areplica_script_run(call: ScriptCall) -> Any:
     return await _aon_replica(lambda connection: connection.loop_script_run(call))
 
 
+async def areplica_commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
+    """replica_commands_run from the event loop."""
+    return await _aon_replica(lambda connection: connection.loop_commands_run(commands))
+
+
 def replicas_acknowledge() -> tuple[Any, ...] | None:
     """The WAIT command that holds a writer until every replica has its writes (bounded by
     LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without replicas."""
@@ -477,3 +486,8 @@ def mget(keys: Sequence[str]) -> list[Any]:
 
 def loop_mget(keys: Sequence[str]) -> Awaitable[list[Any]]:
     return leaderboard().loop_mget(keys)
+
+
+def loop_commands_run(commands: list[tuple[Any, ...]]) -> Awaitable[list[Any]]:
+    """Commands from the event loop, with the others of this turn of the loop (one round trip)."""
+    return leaderboard().loop_commands_run(commands)

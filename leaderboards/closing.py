@@ -131,7 +131,7 @@ def _mirror_pending(season: Season) -> None:
 def _snapshot(season: Season, on_progress: Progress | None) -> int:
     """Copy the ZSET, by rank in pages, into the archive; one transaction replaces any earlier
     partial copy, so a crash here leaves either nothing or a whole snapshot."""
-    expected = store.board_size(season.pk)
+    expected = store.board_size(season.pk, shards=season.shards)
     lowest_first = season.board.lowest_first
     copied = 0
     with transaction.atomic(), connection.cursor() as cursor:
@@ -140,7 +140,9 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
             "COPY seasons_archivedstanding"
             " (season_id, rank, competition_rank, player_id, points, reached_at) FROM STDIN"
         ) as copy:
-            for page in store.iter_standings(season.pk, page_size=SNAPSHOT_PAGE):
+            for page in store.iter_standings(
+                season.pk, page_size=SNAPSHOT_PAGE, shards=season.shards
+            ):
                 for standing in page:
                     copy.write_row(
                         (
@@ -284,7 +286,7 @@ def closed_standings_remove_expired(*, now: datetime | None = None) -> int:
     ).select_related("board")
     for season in seasons:
         if season.closed_at + timedelta(days=season.board.keep_closed_standings_days) <= now:
-            store.delete_standings(season.pk)
+            store.delete_standings(season.pk, shards=season.shards)
             Season.objects.filter(pk=season.pk).update(standings_removed_at=now)
             removed += 1
     return removed

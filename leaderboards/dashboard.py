@@ -117,7 +117,9 @@ def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
         health.append(
             BoardHealth(
                 board=board,
-                players=store.board_size(running.pk) if running is not None else None,
+                players=store.board_size(running.pk, shards=running.shards)
+                if running is not None
+                else None,
                 results_last_minute=minutes[0].get(board.pk, 0),
                 results_last_hour=sum(minute.get(board.pk, 0) for minute in minutes),
                 pending=waiting["rows"] if waiting else 0,

@@ -154,9 +154,10 @@ async def _read(
             player_id,
             competition=competition,
             shared=read_your_writes.shared(season.pk, player_id),
+            shards=season.shards,
         )
         if standing is None:
-            banned = await store.aplayer_banned_in(season.pk, player_id)
+            banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
             return _error(not_ranked(player_id, season, banned=banned))
         data = selectors.standing_answer(season, player_id, total, standing, rank_style)
         return 200, [], selectors.json_body(data).encode()
@@ -167,9 +168,10 @@ async def _read(
             n=query["n"],
             competition=competition,
             shared=read_your_writes.shared(season.pk, player_id),
+            shards=season.shards,
         )
         if me is None:
-            banned = await store.aplayer_banned_in(season.pk, player_id)
+            banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
             return _error(not_ranked(player_id, season, banned=banned))
         profiles = await _profiles([s.player_id for s in standings])
         data = selectors.around_answer(

@@ -71,6 +71,11 @@ def _expected(season: Season, player_ids: list[str]) -> dict[str, int | None]:
     }
 
 
+def _stored(season: Season, player_ids: list[str]) -> dict[str, int | None]:
+    scores = store.scores_of(season.pk, player_ids, shards=season.shards)
+    return dict(zip(player_ids, scores, strict=True))
+
+
 def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
     """Compare these players' totals with the ZSET and repair what differs.
 
@@ -80,20 +85,22 @@ def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
     """
     for start in range(0, len(player_ids), CHUNK):
         chunk = player_ids[start : start + CHUNK]
-        stored = dict(zip(chunk, store.scores_of(season.pk, chunk), strict=True))
+        stored = _stored(season, chunk)
         expected = _expected(season, chunk)
         tally.checked += len(expected)
         differing = [p for p, composite in expected.items() if stored[p] != composite]
         if not differing:
             continue
-        stored = dict(zip(differing, store.scores_of(season.pk, differing), strict=True))
+        stored = _stored(season, differing)
         expected = _expected(season, differing)
         for player_id, composite in expected.items():
             current = stored[player_id]
             if current == composite:
                 continue
             tally.drift += 1
-            if store.compare_and_set(season.pk, player_id, expected=current, composite=composite):
+            if store.compare_and_set(
+                season.pk, player_id, expected=current, composite=composite, shards=season.shards
+            ):
                 tally.fixed += 1
             logger.warning(
                 "drift in season %s for %s: redis %s, postgres %s",
@@ -156,7 +163,9 @@ def _remove_strangers(season: Season, tally: Tally) -> int:
     cursor = store.reconcile_scan_cursor(season.pk)
     strangers = scanned = 0
     while True:
-        cursor, members = store.scan_standings(season.pk, cursor=cursor, count=CHUNK)
+        cursor, members = store.scan_standings(
+            season.pk, cursor=cursor, count=CHUNK, shards=season.shards
+        )
         known = set(
             PlayerTotal.objects.filter(
                 season=season, player_id__in=[player_id for player_id, _ in members]
@@ -166,7 +175,9 @@ def _remove_strangers(season: Season, tally: Tally) -> int:
             if player_id in known:
                 continue
             strangers += 1
-            if store.compare_and_set(season.pk, player_id, expected=composite, composite=None):
+            if store.compare_and_set(
+                season.pk, player_id, expected=composite, composite=None, shards=season.shards
+            ):
                 tally.fixed += 1
         scanned += len(members)
         if cursor == 0 or scanned >= STRANGER_SCAN:

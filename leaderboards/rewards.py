@@ -110,7 +110,7 @@ def season_rewards_preview(*, season: Season, offset: int = 0, limit: int = 100)
 
     The winning tier changes only where a tier starts or ends, so the rule is asked at those
     ranks alone: a few queries whatever the size of the board."""
-    players = store.board_size(season.pk)
+    players = store.board_size(season.pk, shards=season.shards)
     tiers = list(RewardTier.objects.filter(board_id=season.board_id))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -157,7 +157,9 @@ def season_rewards_preview(*, season: Season, offset: int = 0, limit: int = 100)
         if won is not None:
             outcomes[won[0]].gets.append((first, last))
 
-    _, page = store.read_page(season.pk, offset=offset, limit=limit + 1, competition=False)
+    _, page = store.read_page(
+        season.pk, offset=offset, limit=limit + 1, competition=False, shards=season.shards
+    )
     rewards = _rewards_of(season.board_id, players, [(s.player_id, s.rank) for s in page[:limit]])
     lowest_first = season.board.lowest_first
     rows = [

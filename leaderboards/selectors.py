@@ -129,7 +129,8 @@ def standings_source(season: Season) -> StandingsSource:
     """Live seasons read the ZSET; a closed one reads its key while the board keeps it (fast
     "last season" pages) and the archive once the key is gone or lost."""
     live = season.state != SeasonState.CLOSED or (
-        season.standings_removed_at is None and store.standings_exist(season.pk)
+        season.standings_removed_at is None
+        and store.standings_exist(season.pk, shards=season.shards)
     )
     if not live:
         return StandingsSource(
@@ -138,16 +139,20 @@ def standings_source(season: Season) -> StandingsSource:
     # Pages may come from a replica; a player's own rank too, unless this process just
     # committed their result (read_your_writes).
     return StandingsSource(
-        read_page=partial(store.read_page, season.pk, shared=True),
-        read_rank=partial(_own_read, store.read_rank, season.pk),
-        read_around=partial(_own_read, store.read_around, season.pk),
-        read_many=partial(store.read_many, season.pk),
+        read_page=partial(store.read_page, season.pk, shared=True, shards=season.shards),
+        read_rank=partial(_own_read, store.read_rank, season),
+        read_around=partial(_own_read, store.read_around, season),
+        read_many=partial(store.read_many, season.pk, shards=season.shards),
     )
 
 
-def _own_read(read: Callable[..., Any], season_id: int, player_id: str, **options: Any) -> Any:
+def _own_read(read: Callable[..., Any], season: Season, player_id: str, **options: Any) -> Any:
     return read(
-        season_id, player_id, shared=read_your_writes.shared(season_id, player_id), **options
+        season.pk,
+        player_id,
+        shared=read_your_writes.shared(season.pk, player_id),
+        shards=season.shards,
+        **options,
     )
 
 
@@ -390,7 +395,7 @@ def players_ranks(
 def player_banned_in(*, season: Season, player_id: str) -> bool:
     """Whether the player is off the season's live board for a ban (asked when they have no
     rank, to say so instead of "no score")."""
-    return store.player_banned_in(season.pk, player_id)
+    return store.player_banned_in(season.pk, player_id, shards=season.shards)
 
 
 def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
@@ -407,7 +412,7 @@ def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[
     running = []
     for total in totals:
         season = total.season
-        size, standing = store.read_rank(season.pk, player_id)
+        size, standing = store.read_rank(season.pk, player_id, shards=season.shards)
         running.append(
             {
                 "board": season.board.slug,

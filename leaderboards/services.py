@@ -43,17 +43,20 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM seasons_season WHERE id = ANY(%s) AND state = %s",
-            [sorted({change.season_id for change in changes}), SeasonState.CLOSED],
+            "SELECT id, state, shards FROM seasons_season WHERE id = ANY(%s)",
+            [sorted({change.season_id for change in changes})],
         )
-        closed = {row[0] for row in cursor.fetchall()}
-    live_changes = [c for c in changes if c.season_id not in closed]
+        seasons = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+    live_changes = [
+        c for c in changes if seasons.get(c.season_id, ("", 1))[0] != SeasonState.CLOSED
+    ]
     written = store.write_standings(
         store.StandingWrite(
             season_id=c.season_id,
             player_id=c.player_id,
             composite=c.composite,
             worsening=c.worsening,
+            shards=seasons.get(c.season_id, ("", 1))[1],
         )
         for c in live_changes
     )
@@ -91,7 +94,10 @@ def totals_mirror_pending(
         ).values_list("player_id", flat=True)
     )
     for player_id in banned:
-        store.players_ban({row.season_id for row in rows if row.player_id == player_id}, player_id)
+        store.players_ban(
+            {row.season_id: row.season.shards for row in rows if row.player_id == player_id},
+            player_id,
+        )
     standings_mirror(
         changes=[
             StandingChange(
@@ -161,6 +167,7 @@ def season_rebuild_standings(
             lambda: _season_composites(season),
             worsening=season.board.standings_worsen,
             on_chunk=on_progress,
+            shards=season.shards,
         )
     live.standings_changed([season.id])
     logger.info("rebuilt season %s: %d players", season.pk, size)
@@ -197,10 +204,11 @@ def player_standings_refresh(*, player_id: str) -> int:
     if not totals:
         return 0
     season_ids = [total.season_id for total in totals]
+    seasons = {total.season_id: total.season.shards for total in totals}
     if totals[0].player.banned_at_time(timezone.now()):
-        store.players_ban(season_ids, player_id)
+        store.players_ban(seasons, player_id)
         return len(totals)
-    store.players_unban(season_ids, player_id)
+    store.players_unban(seasons, player_id)
     store.write_standings(
         store.StandingWrite(
             season_id=total.season_id,
@@ -212,6 +220,7 @@ def player_standings_refresh(*, player_id: str) -> int:
                 lowest_first=total.season.board.lowest_first,
             ),
             worsening=total.season.board.standings_worsen,
+            shards=total.season.shards,
         )
         for total in totals
     )
@@ -237,6 +246,6 @@ def player_standing_correct(*, season_id: int, player_id: str) -> bool:
             lowest_first=season.board.lowest_first,
         )
     )
-    written = store.standing_correct(season_id, player_id, composite)
+    written = store.standing_correct(season_id, player_id, composite, shards=season.shards)
     live.standings_changed([season_id])
     return written

@@ -9,19 +9,25 @@ and their recovery when Redis forgot a script are config/redis.py's, which names
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
+from redis.crc import key_slot
 
 from config.redis import (
     ScriptCall,
+    areplica_commands_run,
     areplica_script_run,
     client,
     commands_run,
     evalsha,
+    loop_commands_run,
     loop_mget,
     loop_script_run,
     loop_send,
@@ -183,28 +189,73 @@ return redis.call('ZCARD', KEYS[1])
 REBUILD_TTL_SECONDS = 600
 
 
-def standings_key(season_id: int) -> str:
-    return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:standings"
+def standings_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
+    """The sorted set of a season's standings (of one of its shards)."""
+    return _shard_key(season_id, shards, shard, "standings")
 
 
 def _season_key(season_id: int, name: str) -> str:
+    """A key of the season as a whole (shared answers, the reconciliation's cursor)."""
     return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:{name}"
 
 
-def _banned_key(season_id: int) -> str:
-    """The season's banned players: the mirror never writes them."""
-    return _season_key(season_id, "banned")
+# --- Shards -------------------------------------------------------------------------------------
+# A season of a board with `shards` N > 1 spreads its players over N sorted sets by a stable hash
+# of player_id. Each shard has its own hash tag, chosen so that the N tags fall in N different
+# N-ths of the cluster's 16,384 slots: on a cluster whose nodes hold equal runs of slots (what
+# `redis-cli --cluster create` makes) shard i lives on node i, and on more nodes they still
+# spread. Each shard has its own bookkeeping (banned players, rebuild marker and set) in its
+# slot, so every script touches one slot. With one shard the keys are the season's own `{s<id>}`.
+
+_CLUSTER_SLOTS = 16384
+_shard_tags: dict[tuple[int, int, int], str] = {}
 
 
-def _season_keys(season_id: int) -> list[str]:
-    """The keys the mirror's and the rebuild's scripts touch, all in the season's slot: the live
+def _shard_tag(season_id: int, shards: int, shard: int) -> str:
+    if shards == 1:
+        return f"s{season_id}"
+    found = _shard_tags.get((season_id, shards, shard))
+    if found is None:
+        for salt in itertools.count():
+            tag = f"s{season_id}.{shard}.{salt}"
+            if key_slot(tag.encode()) * shards // _CLUSTER_SLOTS == shard:
+                found = _shard_tags[(season_id, shards, shard)] = tag
+                break
+    return found  # type: ignore[return-value]
+
+
+def _shard_key(season_id: int, shards: int, shard: int, name: str) -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}{{{_shard_tag(season_id, shards, shard)}}}:{name}"
+
+
+def shard_of(player_id: str, shards: int) -> int:
+    """The shard that holds a player: CRC-32 of the id, the same in every process and release."""
+    return 0 if shards == 1 else zlib.crc32(player_id.encode()) % shards
+
+
+def _banned_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
+    """The banned players of the season's shard: the mirror never writes them."""
+    return _shard_key(season_id, shards, shard, "banned")
+
+
+def _season_keys(season_id: int, shards: int = 1, shard: int = 0) -> list[str]:
+    """The keys the mirror's and the rebuild's scripts touch, all in the shard's slot: the live
     set, the banned players, the marker of a rebuild in progress and the set it builds."""
     return [
-        standings_key(season_id),
-        _banned_key(season_id),
-        _season_key(season_id, "rebuilding"),
-        _season_key(season_id, "rebuild"),
+        standings_key(season_id, shards, shard),
+        _banned_key(season_id, shards, shard),
+        _shard_key(season_id, shards, shard, "rebuilding"),
+        _shard_key(season_id, shards, shard, "rebuild"),
     ]
+
+
+def _player_keys(season_id: int, shards: int, player_id: str) -> list[str]:
+    return _season_keys(season_id, shards, shard_of(player_id, shards))
+
+
+def _standings_keys(season_id: int, shards: int) -> list[str]:
+    """The live set of every shard."""
+    return [standings_key(season_id, shards, shard) for shard in range(shards)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +267,7 @@ class StandingWrite:
     # combination only gets better. The write may move the score in that direction only,
     # which makes the mirror indifferent to redelivery and order.
     worsening: bool = False
+    shards: int = 1  # the season's
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,18 +285,23 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
     arriving out of order are harmless. Banned players are skipped, and while a rebuild is
     building the season's next set, the write goes to that set too (see rebuild_standings).
     One script call per season, all in one round trip."""
-    groups: dict[tuple[int, bool], list[str]] = {}
+    groups: dict[tuple[int, int, int, bool], list[str]] = {}
     for write in writes:
-        groups.setdefault((write.season_id, write.worsening), []).extend(
+        shard = shard_of(write.player_id, write.shards)
+        groups.setdefault((write.season_id, write.shards, shard, write.worsening), []).extend(
             (write.player_id, str(write.composite))
         )
     if not groups:
         return 0
     commands = [
         evalsha(
-            ScriptCall(_MIRROR, _season_keys(season_id), ["LT" if worsening else "GT", *members])
+            ScriptCall(
+                _MIRROR,
+                _season_keys(season_id, shards, shard),
+                ["LT" if worsening else "GT", *members],
+            )
         )
-        for (season_id, worsening), members in groups.items()
+        for (season_id, shards, shard, worsening), members in groups.items()
     ]
     # With replicas, the writes' own connection waits for them to hold the writes (bounded),
     # so a reader told of the change afterwards finds it on a replica too.
@@ -254,37 +311,51 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
     return sum(commands_run(commands))
 
 
-def standing_correct(season_id: int, player_id: str, composite: int | None) -> bool:
+def standing_correct(
+    season_id: int, player_id: str, composite: int | None, *, shards: int = 1
+) -> bool:
     """Set a player's score to exactly `composite` (None: off the board), even when that is
     worse than the one stored: the mirror's writes only move a score one way, and a voided
     result moves it the other. Returns False for a banned player (left off)."""
     done = script(_CORRECT)(
-        keys=_season_keys(season_id), args=[player_id, "" if composite is None else str(composite)]
+        keys=_player_keys(season_id, shards, player_id),
+        args=[player_id, "" if composite is None else str(composite)],
     )
     return bool(done)
 
 
-def players_ban(season_ids: Iterable[int], player_id: str) -> None:
-    """Take a banned player off these seasons' boards and keep later mirror writes off too."""
+def players_ban(seasons: Mapping[int, int], player_id: str) -> None:
+    """Take a banned player off these seasons' boards (season id -> its shards) and keep later
+    mirror writes off too."""
     scripts_run(
-        [ScriptCall(_BAN, _season_keys(season_id), [player_id]) for season_id in season_ids]
+        [
+            ScriptCall(_BAN, _player_keys(season_id, shards, player_id), [player_id])
+            for season_id, shards in seasons.items()
+        ]
     )
 
 
-def players_unban(season_ids: Iterable[int], player_id: str) -> None:
+def players_unban(seasons: Mapping[int, int], player_id: str) -> None:
     """Let mirror writes for the player through again (the caller writes their standings)."""
-    pipe = client().pipeline(transaction=False)
-    for season_id in season_ids:
-        pipe.srem(_banned_key(season_id), player_id)
-    pipe.execute()
+    commands_run(
+        [
+            ("SREM", _banned_key(season_id, shards, shard_of(player_id, shards)), player_id)
+            for season_id, shards in seasons.items()
+        ]
+    )
 
 
 def compare_and_set(
-    season_id: int, player_id: str, *, expected: int | None, composite: int | None
+    season_id: int,
+    player_id: str,
+    *,
+    expected: int | None,
+    composite: int | None,
+    shards: int = 1,
 ) -> bool:
     """Set (or remove, with None) a member's score if it still equals `expected`."""
     done = script(_COMPARE_AND_SET)(
-        keys=[standings_key(season_id)],
+        keys=[standings_key(season_id, shards, shard_of(player_id, shards))],
         args=[
             player_id,
             "" if expected is None else str(expected),
@@ -294,25 +365,42 @@ def compare_and_set(
     return bool(done)
 
 
-def remove_players(season_id: int, player_ids: Sequence[str]) -> int:
+def _by_shard(player_ids: Iterable[str], shards: int) -> dict[int, list[str]]:
+    groups: dict[int, list[str]] = {}
+    for player_id in player_ids:
+        groups.setdefault(shard_of(player_id, shards), []).append(player_id)
+    return groups
+
+
+def remove_players(season_id: int, player_ids: Sequence[str], *, shards: int = 1) -> int:
     if not player_ids:
         return 0
-    return int(client().zrem(standings_key(season_id), *player_ids))
+    groups = _by_shard(player_ids, shards)
+    commands = [("ZREM", standings_key(season_id, shards, i), *ids) for i, ids in groups.items()]
+    return sum(int(removed) for removed in commands_run(commands))
 
 
-def scores_of(season_id: int, player_ids: Sequence[str]) -> list[int | None]:
+def scores_of(season_id: int, player_ids: Sequence[str], *, shards: int = 1) -> list[int | None]:
     if not player_ids:
         return []
-    scores = client().zmscore(standings_key(season_id), list(player_ids))
-    return [None if score is None else int(score) for score in scores]
+    groups = _by_shard(player_ids, shards)
+    commands = [("ZMSCORE", standings_key(season_id, shards, i), *ids) for i, ids in groups.items()]
+    found: dict[str, Any] = {}
+    for ids, scores in zip(groups.values(), commands_run(commands), strict=True):
+        found.update(zip(ids, scores, strict=True))
+    return [None if found[p] is None else int(float(found[p])) for p in player_ids]
 
 
-def board_size(season_id: int) -> int:
-    return int(client().zcard(standings_key(season_id)))
+def board_size(season_id: int, *, shards: int = 1) -> int:
+    """Players on the board: the sum of the shards' sizes."""
+    keys = _standings_keys(season_id, shards)
+    return sum(int(size) for size in commands_run([("ZCARD", key) for key in keys]))
 
 
-def standings_exist(season_id: int) -> bool:
-    return bool(client().exists(standings_key(season_id)))
+def standings_exist(season_id: int, *, shards: int = 1) -> bool:
+    """Whether Redis holds the season's standings (any shard of them)."""
+    keys = _standings_keys(season_id, shards)
+    return any(int(found) for found in commands_run([("EXISTS", key) for key in keys]))
 
 
 def _rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:
@@ -392,28 +480,53 @@ def _read(call: ScriptCall, shared: bool) -> Any:
 
 
 def read_page(
-    season_id: int, *, offset: int, limit: int, competition: bool = True, shared: bool = False
+    season_id: int,
+    *,
+    offset: int,
+    limit: int,
+    competition: bool = True,
+    shared: bool = False,
+    shards: int = 1,
 ) -> tuple[int, list[Standing]]:
     """Ranks offset+1 .. offset+limit, best first, and the board's size."""
+    if shards > 1:
+        return _run(_page_plan(season_id, shards, offset, limit, competition), shared)
     return _page_reply(offset, _read(_page_call(season_id, offset, limit, competition), shared))
 
 
 def read_rank(
-    season_id: int, player_id: str, *, competition: bool = True, shared: bool = False
+    season_id: int,
+    player_id: str,
+    *,
+    competition: bool = True,
+    shared: bool = False,
+    shards: int = 1,
 ) -> tuple[int, Standing | None]:
+    if shards > 1:
+        return _run(_rank_plan(season_id, shards, player_id, competition), shared)
     return _rank_reply(player_id, _read(_rank_call(season_id, player_id, competition), shared))
 
 
 def read_around(
-    season_id: int, player_id: str, *, n: int, competition: bool = True, shared: bool = False
+    season_id: int,
+    player_id: str,
+    *,
+    n: int,
+    competition: bool = True,
+    shared: bool = False,
+    shards: int = 1,
 ) -> tuple[int, Standing | None, list[Standing]]:
+    if shards > 1:
+        return _run(_around_plan(season_id, shards, player_id, n, competition), shared)
     call = _around_call(season_id, player_id, n, competition)
     return _around_reply(player_id, _read(call, shared))
 
 
 def read_many(
-    season_id: int, player_ids: Sequence[str], *, competition: bool = True
+    season_id: int, player_ids: Sequence[str], *, competition: bool = True, shards: int = 1
 ) -> tuple[int, list[Standing | None]]:
+    if shards > 1:
+        return _run(_many_plan(season_id, shards, player_ids, competition), False)
     if not player_ids:
         return board_size(season_id), []
     size, rows = script(_READ_MANY)(
@@ -466,10 +579,14 @@ def read_batch(
     player_ids: Sequence[str] = (),
     arounds: Sequence[tuple[str, int]] = (),
     shared: bool = False,
+    shards: int = 1,
 ) -> BatchRead:
     """The top, many players' ordinal ranks and several around-me windows of one season, in one
     round trip (the live ticker's read). Each part is read atomically; the parts may be a few
-    commands apart, which a reader that looks again on the next change tolerates."""
+    commands apart, which a reader that looks again on the next change tolerates. (A sharded
+    board's parts are read one after the other, each in its few steps.)"""
+    if shards > 1:
+        return _run(_batch_plan(season_id, shards, top, player_ids, arounds), shared)
     key = standings_key(season_id)
     calls = []
     if top > 0:
@@ -501,11 +618,364 @@ def read_batch(
     return BatchRead(size=int(next(replies)), top=page, players=players, arounds=windows)
 
 
-def scan_standings(season_id: int, *, cursor: int, count: int) -> tuple[int, list[tuple[str, int]]]:
+# --- Reads of a sharded board -----------------------------------------------------------------
+# The same answers as one set gives, over N shards. The order is the set's: the larger composite
+# first and, of equal composites, the member that sorts last byte by byte (ZREVRANGE's). So:
+# - a player's rank is 1 + the members every shard holds ahead of them (its ZCOUNT of better
+#   composites, plus the tied members that sort after them);
+# - a page is a merge of each shard's run of members from the place where the ranks before the
+#   page end on that shard (a merge of the shards' tops near the top; found by halving deeper);
+# - around-me is a merge of the members just ahead and just behind on every shard.
+# Each step sends one command to every shard in one round trip (a pipeline, in parallel on a
+# cluster); a read takes two or three steps. A plan below is the read's steps, written once and
+# run by the synchronous driver or the event loop's. Each shard answers a step at its own moment:
+# exact on a board at rest; under writes as current as the moment of each shard's answer.
+
+# Members of a shard ranked ahead of (score, member). Lua's own string comparison follows the
+# server's locale, so ties are ordered byte by byte here, as the sorted set orders them.
+_LUA_AHEAD = (
+    _LUA_BETTER
+    + """
+local function sorts_after(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local function ahead(key, score, member)
+  local count = redis.call('ZCOUNT', key, '(' .. score, '+inf')
+  local tied = redis.call('ZRANGEBYSCORE', key, score, score)
+  for i = 1, #tied do
+    if sorts_after(tied[i], member) then count = count + 1 end
+  end
+  return count
+end
+"""
+)
+
+# For each (score, member) pair after the flag: the members ahead of it on this shard and (flag
+# '1') the members with better points. Flat: ahead, better, ahead, better...
+_SHARD_AHEAD = (
+    _LUA_AHEAD
+    + """
+local out = {}
+for i = 2, #ARGV, 2 do
+  out[#out + 1] = ahead(KEYS[1], ARGV[i], ARGV[i + 1])
+  out[#out + 1] = better(KEYS[1], ARGV[i], ARGV[1]) or 0
+end
+return out
+"""
+)
+
+# Around (score, member) on this shard: the members ahead of it, the n just ahead and the n + 1
+# from there on (the member itself is among them on its own shard).
+_SHARD_NEAR = (
+    _LUA_AHEAD
+    + """
+local a = ahead(KEYS[1], ARGV[1], ARGV[2])
+local n = tonumber(ARGV[3])
+local before = {}
+if a > 0 and n > 0 then
+  local first = a - n
+  if first < 0 then first = 0 end
+  before = redis.call('ZREVRANGE', KEYS[1], first, a - 1, 'WITHSCORES')
+end
+return {a, before, redis.call('ZREVRANGE', KEYS[1], a, a + n, 'WITHSCORES')}
+"""
+)
+
+# Pages whose last rank is at most this are a merge of every shard's top; deeper ones first find
+# where they start on each shard.
+_MERGED_TOP_REACH = 1000
+
+Commands = list[tuple[Any, ...]]
+_T = TypeVar("_T")
+Plan = Generator[Commands, list[Any], _T]
+Row = tuple[str, int]  # (player_id, composite)
+
+
+def _run(plan: Plan[_T], shared: bool) -> _T:
+    """Run a read's steps, each a round trip (on a replica that may answer, with `shared`)."""
+    run = replica_commands_run if shared else commands_run
+    try:
+        commands = next(plan)
+        while True:
+            commands = plan.send(run(commands))
+    except StopIteration as done:
+        return done.value
+
+
+async def _arun(plan: Plan[_T], shared: bool) -> _T:
+    """_run from the event loop: each step's commands leave with the others of its turn."""
+    try:
+        commands = next(plan)
+        while True:
+            send = areplica_commands_run if shared else loop_commands_run
+            replies = await send(commands)
+            commands = plan.send(replies)
+    except StopIteration as done:
+        return done.value
+
+
+def _pairs(flat: Sequence[Any]) -> list[Row]:
+    """(player_id, composite) rows of a WITHSCORES reply, flat or paired."""
+    if flat and isinstance(flat[0], (list, tuple)):
+        return [(member, int(float(score))) for member, score in flat]
+    return [(flat[i], int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]
+
+
+def _order(row: Row) -> tuple[int, str]:
+    # Python orders str by code point, which is UTF-8's byte order: the set's order of ties.
+    return row[1], row[0]
+
+
+def _merged(runs: Iterable[list[Row]]) -> Iterator[Row]:
+    """Rows of several shards' runs (each best first), best first."""
+    return heapq.merge(*runs, key=_order, reverse=True)
+
+
+def _ahead_command(key: str, rows: Sequence[Row], competition: bool) -> tuple[Any, ...]:
+    args: list[Any] = [_flag(competition)]
+    for player_id, composite in rows:
+        args += [composite, player_id]
+    return evalsha(ScriptCall(_SHARD_AHEAD, [key], args))
+
+
+def _points_floor(composite: int) -> int:
+    return (composite // TIME_SLOTS + 1) * TIME_SLOTS
+
+
+def _better_plan(keys: Sequence[str], composite: int) -> Plan[int]:
+    """Members of every shard with better points than `composite` (a competition rank's base)."""
+    counts = yield [("ZCOUNT", key, _points_floor(composite), "+inf") for key in keys]
+    return sum(int(count) for count in counts)
+
+
+def _sizes_commands(keys: Sequence[str]) -> Commands:
+    return [("ZCARD", key) for key in keys]
+
+
+def _rank_plan(
+    season_id: int, shards: int, player_id: str, competition: bool
+) -> Plan[tuple[int, Standing | None]]:
+    keys = _standings_keys(season_id, shards)
+    own = keys[shard_of(player_id, shards)]
+    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
+    size = sum(int(count) for count in replies[1:])
+    if replies[0] is None:
+        return size, None
+    composite = int(float(replies[0]))
+    counts = yield [_ahead_command(key, [(player_id, composite)], competition) for key in keys]
+    ahead = sum(int(reply[0]) for reply in counts)
+    better = sum(int(reply[1]) for reply in counts) if competition else None
+    return size, Standing(player_id, ahead + 1, composite, better)
+
+
+def _standings_from(
+    rows: Sequence[Row], first_rank: int, first_better: int | None
+) -> list[Standing]:
+    return _with_better(
+        [(player_id, first_rank + i, composite) for i, (player_id, composite) in enumerate(rows)],
+        first_better,
+    )
+
+
+def _page_plan(
+    season_id: int, shards: int, offset: int, limit: int, competition: bool
+) -> Plan[tuple[int, list[Standing]]]:
+    keys = _standings_keys(season_id, shards)
+    if offset + limit <= _MERGED_TOP_REACH:
+        last = offset + limit - 1
+        replies = yield [
+            *_sizes_commands(keys),
+            *(("ZREVRANGE", key, 0, last, "WITHSCORES") for key in keys),
+        ]
+        size = sum(int(count) for count in replies[:shards])
+        merged = list(itertools.islice(_merged(map(_pairs, replies[shards:])), last + 1))
+        rows = merged[offset:]
+        if not rows:
+            return size, []
+        # Every member with better points than the page's first row ranks before it, so among
+        # the merged rows already.
+        floor = _points_floor(rows[0][1])
+        better = sum(1 for _, composite in merged[:offset] if composite >= floor)
+        return size, _standings_from(rows, offset + 1, better if competition else None)
+    sizes = [int(count) for count in (yield _sizes_commands(keys))]
+    if offset >= sum(sizes):
+        return sum(sizes), []
+    starts = yield from _starts_plan(keys, sizes, offset)
+    replies = yield [
+        ("ZREVRANGE", key, start, start + limit - 1, "WITHSCORES")
+        for key, start in zip(keys, starts, strict=True)
+    ]
+    rows = list(itertools.islice(_merged(map(_pairs, replies)), limit))
+    if not rows:
+        return sum(sizes), []
+    better = (yield from _better_plan(keys, rows[0][1])) if competition else None
+    return sum(sizes), _standings_from(rows, offset + 1, better)
+
+
+def _starts_plan(keys: Sequence[str], sizes: Sequence[int], offset: int) -> Plan[list[int]]:
+    """How many of the board's first `offset` members each shard holds, by halving: each round
+    takes the middle member of every shard's open range, counts what is ahead of it on every
+    shard, and so learns on which side of the offset it and the members ahead of it lie. About
+    log2(shard size) rounds of two round trips."""
+    total = sum(sizes)
+    low = [max(0, offset - (total - size)) for size in sizes]
+    high = [min(size, offset) for size in sizes]
+    while True:
+        open_shards = [i for i in range(len(keys)) if low[i] < high[i]]
+        if not open_shards:
+            return low
+        middles = {i: (low[i] + high[i]) // 2 for i in open_shards}
+        replies = yield [
+            ("ZREVRANGE", keys[i], middles[i], middles[i], "WITHSCORES") for i in open_shards
+        ]
+        pivots: list[tuple[int, Row]] = []
+        for i, reply in zip(open_shards, replies, strict=True):
+            found = _pairs(reply)
+            if found:
+                pivots.append((i, found[0]))
+            else:  # the shard shrank since its size was read: nothing of it from here on
+                high[i] = middles[i]
+        if not pivots:
+            continue
+        counts = yield [_ahead_command(key, [row for _, row in pivots], False) for key in keys]
+        for j, (i, _) in enumerate(pivots):
+            ahead = [int(reply[2 * j]) for reply in counts]
+            ahead[i] = middles[i]
+            if sum(ahead) < offset:  # the pivot is among the first `offset`, and all ahead of it
+                low = [max(lo, a) for lo, a in zip(low, ahead, strict=True)]
+                low[i] = max(low[i], middles[i] + 1)
+            else:  # the pivot and everything behind it on each shard come after the offset
+                high = [min(hi, a) for hi, a in zip(high, ahead, strict=True)]
+            # Under writes the bounds may cross: the range closes where it is.
+            low = [min(lo, hi) for lo, hi in zip(low, high, strict=True)]
+
+
+def _around_plan(
+    season_id: int, shards: int, player_id: str, n: int, competition: bool
+) -> Plan[tuple[int, Standing | None, list[Standing]]]:
+    keys = _standings_keys(season_id, shards)
+    own = keys[shard_of(player_id, shards)]
+    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
+    size = sum(int(count) for count in replies[1:])
+    if replies[0] is None:
+        return size, None, []
+    composite = int(float(replies[0]))
+    near = yield [
+        evalsha(ScriptCall(_SHARD_NEAR, [key], [composite, player_id, n])) for key in keys
+    ]
+    rank = 1 + sum(int(reply[0]) for reply in near)
+    before = list(_merged(_pairs(reply[1]) for reply in near))[-n:] if n else []
+    behind = (row for row in _merged(_pairs(reply[2]) for reply in near) if row[0] != player_id)
+    rows = [*before, (player_id, composite), *itertools.islice(behind, n)]
+    better = (yield from _better_plan(keys, rows[0][1])) if competition else None
+    standings = _standings_from(rows, rank - len(before), better)
+    return size, standings[len(before)], standings
+
+
+def _many_plan(
+    season_id: int, shards: int, player_ids: Sequence[str], competition: bool
+) -> Plan[tuple[int, list[Standing | None]]]:
+    keys = _standings_keys(season_id, shards)
+    groups = _by_shard(player_ids, shards)
+    replies = yield [
+        *_sizes_commands(keys),
+        *(("ZMSCORE", keys[shard], *ids) for shard, ids in groups.items()),
+    ]
+    size = sum(int(count) for count in replies[:shards])
+    scores: dict[str, Any] = {}
+    for ids, found in zip(groups.values(), replies[shards:], strict=True):
+        scores.update(zip(ids, found, strict=True))
+    ranked = [
+        (p, int(float(scores[p]))) for p in dict.fromkeys(player_ids) if scores[p] is not None
+    ]
+    chunks = [ranked[i : i + _BATCH_CHUNK] for i in range(0, len(ranked), _BATCH_CHUNK)]
+    counts = yield [_ahead_command(key, chunk, competition) for chunk in chunks for key in keys]
+    ahead = dict.fromkeys((p for p, _ in ranked), 0)
+    better = dict.fromkeys((p for p, _ in ranked), 0)
+    replies_left = iter(counts)
+    for chunk in chunks:
+        for _ in keys:
+            flat = next(replies_left)
+            for k, (player_id, _) in enumerate(chunk):
+                ahead[player_id] += int(flat[2 * k])
+                better[player_id] += int(flat[2 * k + 1])
+    found = {
+        p: Standing(p, ahead[p] + 1, composite, better[p] if competition else None)
+        for p, composite in ranked
+    }
+    return size, [found.get(p) for p in player_ids]
+
+
+def _batch_plan(
+    season_id: int,
+    shards: int,
+    top: int,
+    player_ids: Sequence[str],
+    arounds: Sequence[tuple[str, int]],
+) -> Plan[BatchRead]:
+    size, page = (yield from _page_plan(season_id, shards, 0, top, False)) if top > 0 else (0, [])
+    many_size, many = yield from _many_plan(season_id, shards, player_ids, False)
+    windows = []
+    for player_id, n in arounds:
+        _, _, window = yield from _around_plan(season_id, shards, player_id, n, False)
+        windows.append(window)
+    return BatchRead(
+        size=max(size, many_size),
+        top=page,
+        players=[None if s is None else (s.rank, s.composite) for s in many],
+        arounds=windows,
+    )
+
+
+def _iter_sharded(season_id: int, shards: int, page_size: int) -> Iterator[list[Standing]]:
+    """The whole board by rank, a merge of each shard read in turn from its top (the close's
+    snapshot): each row's competition base is where its points began."""
+
+    def shard_rows(key: str) -> Iterator[Row]:
+        start = 0
+        while True:
+            rows = _pairs(client().zrevrange(key, start, start + page_size - 1, withscores=True))
+            yield from rows
+            if len(rows) < page_size:
+                return
+            start += page_size
+
+    page: list[Standing] = []
+    points_began = 0
+    previous_points: int | None = None
+    keys = _standings_keys(season_id, shards)
+    for rank, (player_id, composite) in enumerate(_merged(map(shard_rows, keys)), start=1):
+        points = composite // TIME_SLOTS
+        if points != previous_points:
+            points_began, previous_points = rank - 1, points
+        page.append(Standing(player_id, rank, composite, points_began))
+        if len(page) == page_size:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def scan_standings(
+    season_id: int, *, cursor: int, count: int, shards: int = 1
+) -> tuple[int, list[tuple[str, int]]]:
     """One ZSCAN step over the season's members: the next cursor (0 at the end) and a few
-    (player_id, composite) pairs. A member present for a whole scan is returned at least once."""
-    next_cursor, members = client().zscan(standings_key(season_id), cursor=cursor, count=count)
-    return int(next_cursor), [(player_id, int(score)) for player_id, score in members]
+    (player_id, composite) pairs. A member present for a whole scan is returned at least once.
+    On a sharded board the cursor walks the shards in turn: ZSCAN's cursor * shards + shard."""
+    shard, zscan_cursor = cursor % shards, cursor // shards
+    next_cursor, members = client().zscan(
+        standings_key(season_id, shards, shard), cursor=zscan_cursor, count=count
+    )
+    found = [(player_id, int(score)) for player_id, score in members]
+    if int(next_cursor) == 0:
+        # This shard is done: the next one from its start, or the end of the whole scan.
+        return (shard + 1 if shard + 1 < shards else 0), found
+    return int(next_cursor) * shards + shard, found
 
 
 def reconcile_scan_cursor(season_id: int) -> int:
@@ -517,8 +987,13 @@ def reconcile_scan_cursor_set(season_id: int, cursor: int) -> None:
     client().set(_season_key(season_id, "reconcile-scan"), cursor)
 
 
-def iter_standings(season_id: int, *, page_size: int = 1000) -> Iterable[list[Standing]]:
+def iter_standings(
+    season_id: int, *, page_size: int = 1000, shards: int = 1
+) -> Iterable[list[Standing]]:
     """Walk the whole board by rank in pages (for archiving and checks)."""
+    if shards > 1:
+        yield from _iter_sharded(season_id, shards, page_size)
+        return
     offset = 0
     while True:
         _, page = read_page(season_id, offset=offset, limit=page_size)
@@ -534,44 +1009,50 @@ def rebuild_standings(
     *,
     worsening: bool,
     on_chunk: Any = None,
+    shards: int = 1,
 ) -> int:
-    """Build the season's ZSET anew and swap it in, so readers see the old board or the new one,
-    never a half-built one.
+    """Build the season's ZSET anew (each shard's) and swap it in, so readers see the old board
+    or the new one, never a half-built one.
 
     The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
     mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
     with the same GT/LT rule (`worsening`: LT), so neither a newer mirrored score nor a ban is
     lost by the swap. `chunks_after_start` is called once the marker is set and yields chunks of
-    (player_id, composite).
+    (player_id, composite). Each shard swaps on its own (a script touches one slot).
     """
-    r = client()
-    keys = _season_keys(season_id)
-    live, _, marker, building = keys
-    r.unlink(building)
-    r.set(marker, "1", ex=REBUILD_TTL_SECONDS)
-    written = 0
+    every = [_season_keys(season_id, shards, shard) for shard in range(shards)]
+    rule = "LT" if worsening else "GT"
+    commands_run(
+        [("UNLINK", keys[3]) for keys in every]
+        + [("SET", keys[2], "1", "EX", REBUILD_TTL_SECONDS) for keys in every]
+    )
     try:
         for chunk in chunks_after_start():
             if not chunk:
                 continue
-            pipe = r.pipeline(transaction=False)
-            pipe.zadd(building, dict(chunk), lt=worsening, gt=not worsening)
-            pipe.expire(building, REBUILD_TTL_SECONDS)
-            pipe.expire(marker, REBUILD_TTL_SECONDS)
-            pipe.execute()
-            written += len(chunk)
+            parts: dict[int, list[Any]] = {}
+            for player_id, composite in chunk:
+                parts.setdefault(shard_of(player_id, shards), []).extend((composite, player_id))
+            commands: list[tuple[Any, ...]] = []
+            for shard, members in parts.items():
+                building = every[shard][3]
+                commands += [
+                    ("ZADD", building, rule, *members),
+                    ("EXPIRE", building, REBUILD_TTL_SECONDS),
+                ]
+            commands_run(commands + [("EXPIRE", keys[2], REBUILD_TTL_SECONDS) for keys in every])
             if on_chunk is not None:
                 on_chunk(len(chunk))
-        return int(script(_SWAP)(keys=keys, args=[]))
+        return sum(int(size) for size in scripts_run([ScriptCall(_SWAP, k, []) for k in every]))
     finally:
         # A failed rebuild leaves the live set as it was and the mirror writing it alone.
-        r.delete(marker)
-        r.unlink(building)
+        commands_run([("DEL", keys[2]) for keys in every] + [("UNLINK", keys[3]) for keys in every])
 
 
-def delete_standings(season_id: int) -> None:
+def delete_standings(season_id: int, *, shards: int = 1) -> None:
     """Free every key of a season (its standings and their bookkeeping)."""
-    client().unlink(*_season_keys(season_id), _season_key(season_id, "reconcile-scan"))
+    keys = [key for shard in range(shards) for key in _season_keys(season_id, shards, shard)]
+    commands_run([("UNLINK", key) for key in [*keys, _season_key(season_id, "reconcile-scan")]])
 
 
 def delete_prefixed_keys() -> int:
@@ -690,14 +1171,19 @@ def profile_generations_renew(generations: dict[str, str], *, ttl_seconds: int) 
 # with the other commands of the same turn of the loop (config/redis.py's loop_send).
 
 
-def player_banned_in(season_id: int, player_id: str) -> bool:
+def _player_banned_key(season_id: int, shards: int, player_id: str) -> str:
+    return _banned_key(season_id, shards, shard_of(player_id, shards))
+
+
+def player_banned_in(season_id: int, player_id: str, *, shards: int = 1) -> bool:
     """Whether the season's board holds the player off as banned (asked when they have no rank)."""
-    return bool(client().sismember(_banned_key(season_id), player_id))
+    return bool(client().sismember(_player_banned_key(season_id, shards, player_id), player_id))
 
 
-async def aplayer_banned_in(season_id: int, player_id: str) -> bool:
+async def aplayer_banned_in(season_id: int, player_id: str, *, shards: int = 1) -> bool:
     """player_banned_in from the event loop."""
-    return bool(await loop_send("SISMEMBER", _banned_key(season_id), player_id))
+    key = _player_banned_key(season_id, shards, player_id)
+    return bool(await loop_send("SISMEMBER", key, player_id))
 
 
 async def _aread(call: ScriptCall, shared: bool) -> Any:
@@ -705,18 +1191,33 @@ async def _aread(call: ScriptCall, shared: bool) -> Any:
 
 
 async def aread_rank(
-    season_id: int, player_id: str, *, competition: bool = True, shared: bool = False
+    season_id: int,
+    player_id: str,
+    *,
+    competition: bool = True,
+    shared: bool = False,
+    shards: int = 1,
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
+    if shards > 1:
+        return await _arun(_rank_plan(season_id, shards, player_id, competition), shared)
     return _rank_reply(
         player_id, await _aread(_rank_call(season_id, player_id, competition), shared)
     )
 
 
 async def aread_around(
-    season_id: int, player_id: str, *, n: int, competition: bool = True, shared: bool = False
+    season_id: int,
+    player_id: str,
+    *,
+    n: int,
+    competition: bool = True,
+    shared: bool = False,
+    shards: int = 1,
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
+    if shards > 1:
+        return await _arun(_around_plan(season_id, shards, player_id, n, competition), shared)
     call = _around_call(season_id, player_id, n, competition)
     return _around_reply(player_id, await _aread(call, shared))
 

@@ -68,7 +68,9 @@ def _sample_season(season: Season, *, instant: datetime, since: datetime) -> int
     lowest_first = season.board.lowest_first
     taken = 0
     for start in range(0, len(player_ids), READ_CHUNK):
-        _, standings = store.read_many(season.pk, player_ids[start : start + READ_CHUNK])
+        _, standings = store.read_many(
+            season.pk, player_ids[start : start + READ_CHUNK], shards=season.shards
+        )
         samples = [
             RankSample(
                 season=season,

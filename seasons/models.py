@@ -23,6 +23,10 @@ MAX_SEASON_SECONDS = TIME_SLOTS - 1
 # The board a request means when it names none; created by `manage.py bootstrap`.
 DEFAULT_BOARD = "global"
 
+# Sorted sets one season's standings may be spread over (leaderboards/store.py): beyond the
+# nodes a cluster has, more shards only add fan-out to every read.
+MAX_SHARDS = 16
+
 
 class ScoreOperator(models.TextChoices):
     SUM = "sum", "Sum of all results"
@@ -118,10 +122,24 @@ class Board(models.Model):
         help_text="Hidden from players (lists, pages, API reads) until published; game servers "
         "can still post results to it.",
     )
+    # One sorted set per season, or N spread by player over a Redis Cluster's nodes for a board
+    # too large or too hot for one node. A season keeps the number it was created with.
+    shards = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SHARDS)],
+        help_text=f"Sorted sets each new season's standings are spread over by player (1 to "
+        f"{MAX_SHARDS}); more than one only on a Redis Cluster with as many nodes. Seasons "
+        "already created keep theirs.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(shards__gte=1, shards__lte=MAX_SHARDS), name="board_shards_in_range"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.slug
@@ -248,6 +266,14 @@ class Season(models.Model):
     )
     # Where the reconciliation's walk through the whole season stopped (a player_id).
     reconcile_cursor = models.CharField(max_length=64, blank=True, default="")
+    # Taken from the board when the season is created (left empty: the board's); it names the
+    # season's keys in Redis, so it cannot change once the season has started.
+    shards = models.PositiveSmallIntegerField(
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SHARDS)],
+        help_text="Sorted sets the standings are spread over by player; empty: the board's. "
+        "Fixed once the season starts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -263,6 +289,9 @@ class Season(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(grace_period__gte=timedelta(0)), name="season_grace_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(shards__gte=1, shards__lte=MAX_SHARDS), name="season_shards_in_range"
             ),
             # Two seasons of one board never overlap, so every result has exactly one home.
             ExclusionConstraint(
@@ -291,6 +320,13 @@ class Season(models.Model):
         # Lists that show many seasons select their boards with them (the admin does).
         return f"{self.board.name} · {self.name}"
 
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.shards is None:
+            # A new season takes the board's number, however it is created (schedule, admin,
+            # command line).
+            self.shards = self.board.shards
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
     def clean(self) -> None:
         super().clean()
         if self.starts_at and self.ends_at:
@@ -307,11 +343,29 @@ class Season(models.Model):
                 )
         if self.grace_period is not None and self.grace_period < timedelta(0):
             raise ValidationError({"grace_period": "The grace period cannot be negative."})
+        self._shards_fixed_once_started()
         overlapping = self.overlapping_season()
         if overlapping is not None:
             # On the start field, so the exclusion constraint (which says the same without
             # naming the other season) is not checked a second time.
             raise ValidationError({"starts_at": season_overlap_message(overlapping)})
+
+    def _shards_fixed_once_started(self) -> None:
+        """The number of shards names the season's keys in Redis: once it has started (results
+        may be mirrored), a new number would leave its standings behind."""
+        if self.pk is None or self.shards is None:
+            return
+        before = Season.objects.filter(pk=self.pk).values("shards", "starts_at").first()
+        if before is None or before["shards"] == self.shards:
+            return
+        if before["starts_at"] <= timezone.now() or self.state != SeasonState.OPEN:
+            raise ValidationError(
+                {
+                    "shards": f"This season has started with {before['shards']} shard(s); the "
+                    "number cannot change while it runs. Set the board's number: the next "
+                    "season takes it."
+                }
+            )
 
     def overlapping_season(self) -> "Season | None":
         """The first other season of the board whose window overlaps this one's."""

@@ -41,7 +41,12 @@ def read_for_tick(
     season: Season, *, top: int, player_ids: list[str], arounds: list[tuple[str, int]]
 ) -> TickReading:
     batch = store.read_batch(
-        season.pk, top=top, player_ids=player_ids, arounds=arounds, shared=True
+        season.pk,
+        top=top,
+        player_ids=player_ids,
+        arounds=arounds,
+        shared=True,
+        shards=season.shards,
     )
     # One profile lookup for every row shown: the top and all the around-me windows.
     rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]

@@ -279,7 +279,7 @@ def test_names_missing_from_the_cache_are_loaded_once_for_the_requests_of_the_mo
     "path", ["/api/v1/leaderboard/players/p2", "/api/v1/leaderboard/players/p2/around?n=1"]
 )
 def test_a_banned_players_lookup_says_banned_on_the_event_loop_as_in_django(client, board, path):
-    store.players_ban([board.pk], "p2")
+    store.players_ban({board.pk: 1}, "p2")
 
     from_django = client.get(path)
     from_loop = asgi_get(application, path)

@@ -299,7 +299,7 @@ def test_the_mirror_and_bans_work_after_redis_forgot_its_scripts(season):
         ]
     )
     store.client().script_flush()
-    store.players_ban([season.id], "c")
+    store.players_ban({season.id: 1}, "c")
 
     assert written == 2
     assert store.client().zrevrange(store.standings_key(season.id), 0, -1) == ["b", "a"]

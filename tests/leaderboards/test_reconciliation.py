@@ -105,8 +105,8 @@ def test_a_mirror_write_between_the_two_reads_is_not_drift(season, mirrored, mon
     real_scores_of = store.scores_of
     calls = []
 
-    def scores_then_a_mirror_write(season_id, player_ids):
-        scores = real_scores_of(season_id, player_ids)
+    def scores_then_a_mirror_write(season_id, player_ids, **options):
+        scores = real_scores_of(season_id, player_ids, **options)
         if not calls:
             PlayerTotal.objects.filter(pk=total.pk).update(points=50)
             total.points = 50
