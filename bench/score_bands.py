@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from statistics import NormalDist
+from statistics import NormalDist, median_low
 from typing import Any
 
 from .options import RESULTS
@@ -236,6 +236,7 @@ def measure(*, players: int, results: int, bands: int, seed: int) -> dict[str, A
         "seed": seed,
         "expected_best_total": best,
         "best_total": max(totals),
+        "median_total": median_low(total for total in totals if total),
         "schemes": schemes,
     }
 
@@ -268,8 +269,9 @@ def table(result: dict[str, Any]) -> str:
     players, results = result["players"], result["results"]
     lines = [
         f"Score bands and hash shards: {players:,} players, {results:,} results, "
-        f"{result['bands']} sets (seed {result['seed']}); best total {result['best_total']:,}, "
-        f"expected up front {result['expected_best_total']:,}",
+        f"{result['bands']} sets (seed {result['seed']}); totals: median "
+        f"{result['median_total']:,}, best {result['best_total']:,}, expected best up front "
+        f"{result['expected_best_total']:,}",
         "",
         "| Scheme | Set | Points | Players at half | Players at end | Result writes "
         "| Rank-read walks | Top-100 commands |",
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{options.bands} sets",
         flush=True,
     )
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     measured = measure(
         players=options.players, results=options.results, bands=options.bands, seed=options.seed
     )
@@ -348,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         **measured,
         "seconds": round(time.monotonic() - started, 1),
+        "cpu_seconds": round(time.process_time() - cpu_started, 1),
     }
     options.output.parent.mkdir(parents=True, exist_ok=True)
     options.output.write_text(json.dumps(result, indent=2) + "\n")
