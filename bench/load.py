@@ -28,10 +28,9 @@ from seasons.services import season_create
 
 from .environment import QUEUE, BenchEnvironment
 from .errors import BenchError
-from .scores import chunk_scores
+from .scores import CHUNK, chunk_scores
 
 BOARD = "bench"
-CHUNK = 50_000
 PROJECTED_PLAYERS = 100_000_000
 # Loaded results end at least this long before the run, so reconciliation's recent pass (last
 # ten minutes of results) sees only what the run itself posts.

@@ -24,6 +24,7 @@ from urllib.parse import quote, urlparse
 
 import httptools
 
+from .scores import INGEST_POINTS_MAX, INGEST_POINTS_MIN
 from .stats import latency_summary, percentile
 
 SCORES_PATH = "/api/v1/scores"
@@ -319,7 +320,7 @@ class OpenLoopSender(_BackgroundLoop):
         items = [
             {
                 "player_id": f"p{player}",
-                "points": rng.randint(1, 100),
+                "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
                 "match_id": match_id,
                 "board": load.board,
                 "season": load.season,
@@ -463,7 +464,7 @@ class FreshnessProbe(_BackgroundLoop):
         body = json.dumps(
             {
                 "player_id": player_id,
-                "points": rng.randint(1, 100),
+                "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
                 "match_id": f"{self.nonce}-{self.posted}",
                 "board": self.board,
                 "season": self.season,
