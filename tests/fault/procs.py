@@ -5,6 +5,7 @@ is always safe to call again, so fixtures can clean up whatever state a test lef
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import shutil
@@ -22,6 +23,8 @@ import httpx
 import psycopg
 import redis
 
+from scripts.devservices import redis_engine, server_binary
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
 PYTHON = BIN / "python"
@@ -31,7 +34,6 @@ PG_BIN = max(
     key=lambda bindir: int(bindir.parent.name),
     default=Path("/usr/lib/postgresql/15/bin"),
 )
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 T = TypeVar("T")
 
@@ -132,8 +134,16 @@ class Process:
         return tail(self.log, lines)
 
 
+@functools.cache
+def engine_server() -> str:
+    """The server binary of the engine under test (REDIS_ENGINE: Redis unless `valkey`), for
+    every server the tests start themselves."""
+    return server_binary(redis_engine())
+
+
 class RedisServer:
-    """A private redis-server that keeps nothing on disk, so a restart comes back empty."""
+    """A private server of the engine under test that keeps nothing on disk, so a restart comes
+    back empty."""
 
     def __init__(self, directory: Path, name: str = "redis") -> None:
         self.directory = directory
@@ -158,7 +168,7 @@ class RedisServer:
         self.starts += 1
         self.process = Process(
             [
-                REDIS_SERVER,
+                engine_server(),
                 "--port",
                 str(self.port),
                 "--bind",

@@ -13,7 +13,7 @@ import redis
 
 from config import redis as redis_roles
 from leaderboards import read_your_writes, store
-from tests.fault.procs import Process, RedisServer, wait_until
+from tests.fault.procs import Process, RedisServer, engine_server, wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,7 @@ def replicated(tmp_path: Path, settings) -> Iterator[Replicated]:  # noqa: ANN00
         primary.start()
         replica.process = Process(
             [
-                *("redis-server", "--port", str(replica.port), "--bind", "127.0.0.1"),
+                *(engine_server(), "--port", str(replica.port), "--bind", "127.0.0.1"),
                 *("--save", "", "--appendonly", "no", "--dir", str(tmp_path)),
                 *("--replicaof", "127.0.0.1", str(primary.port)),
             ],

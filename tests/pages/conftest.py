@@ -2,9 +2,9 @@
 
 `site` is this test process's own deployment: uvicorn serving server.asgi against the test
 database pytest-django created, a Celery worker mirroring results into the real Redis under this
-run's key prefix, and a private redis-server as their broker (so no other worker on the machine
-ever takes these tasks). It lives for the test session; every wait is bounded and every process
-is stopped, in its own process group, when the session ends.
+run's key prefix, and a private server of the engine under test as their broker (so no other
+worker on the machine ever takes these tasks). It lives for the test session; every wait is
+bounded and every process is stopped, in its own process group, when the session ends.
 
 `browser` is Debian's chromium driven by Playwright. Playwright never downloads a browser: the
 package is installed with apt-get when missing and we are root, and the tests are skipped with
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -108,10 +107,9 @@ class Site:
 
     def start(self) -> None:
         broker_port = free_port()
-        redis_server = shutil.which("redis-server") or "/usr/bin/redis-server"
         self.broker = Process(
             "broker",
-            [redis_server, "--port", str(broker_port), "--bind", "127.0.0.1", "--save", ""]
+            [procs.engine_server(), "--port", str(broker_port), "--bind", "127.0.0.1", "--save", ""]
             + ["--appendonly", "no", "--dir", str(self.logs)],
             env=dict(os.environ),
             logs=self.logs,
