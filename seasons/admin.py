@@ -93,6 +93,16 @@ class BoardAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Scale",
+            {
+                "fields": ("shards",),
+                "description": "One sorted set holds a season's standings, or N spread by player "
+                "over a Redis Cluster's nodes for a board too large or too hot for one node "
+                "(every read stays exact; a rank costs a count on every shard). A change applies "
+                "from the next season: a season keeps the number it started with.",
+            },
+        ),
+        (
             "Schedule",
             {
                 "fields": (
@@ -172,7 +182,7 @@ class SeasonAdmin(admin.ModelAdmin):
         "standings_removed_at",
         "created_at",
     )
-    editable_fields = ("board", "slug", "name", "starts_at", "ends_at", "grace_period")
+    editable_fields = ("board", "slug", "name", "starts_at", "ends_at", "grace_period", "shards")
 
     def get_fields(self, request: HttpRequest, obj: Season | None = None) -> tuple[str, ...]:
         # The reconciliation's cursor is internal: on no form. A new season has no progress.
@@ -184,6 +194,9 @@ class SeasonAdmin(admin.ModelAdmin):
         if obj is not None and obj.state == SeasonState.CLOSED:
             # A closed season is history: its archive, rewards and exports depend on it as is.
             return self.editable_fields + self.progress_fields
+        if obj is not None and obj.starts_at <= timezone.now():
+            # Its keys in Redis are named by its shards (Season.clean refuses a change too).
+            return ("shards", *self.progress_fields)
         return () if obj is None else self.progress_fields
 
     def has_delete_permission(self, request: HttpRequest, obj: Season | None = None) -> bool:

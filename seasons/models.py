@@ -126,6 +126,7 @@ class Board(models.Model):
     # too large or too hot for one node. A season keeps the number it was created with.
     shards = models.PositiveSmallIntegerField(
         default=1,
+        blank=True,  # a form that leaves it out or empty means one
         validators=[MinValueValidator(1), MaxValueValidator(MAX_SHARDS)],
         help_text=f"Sorted sets each new season's standings are spread over by player (1 to "
         f"{MAX_SHARDS}); more than one only on a Redis Cluster with as many nodes. Seasons "
@@ -163,6 +164,8 @@ class Board(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        if self.shards is None:
+            self.shards = 1
         try:
             ZoneInfo(self.schedule_timezone)
         except (ZoneInfoNotFoundError, ValueError) as exc:

@@ -26,6 +26,7 @@ def mirror_totals(totals: Iterable[PlayerTotal]) -> int:
             player_id=total.player_id,
             composite=expected_composite(total),
             worsening=total.season.board.standings_worsen,
+            shards=total.season.shards,
         )
         for total in totals
     )

@@ -12,6 +12,7 @@ class Migration(migrations.Migration):
             model_name="board",
             name="shards",
             field=models.PositiveSmallIntegerField(
+                blank=True,
                 default=1,
                 help_text="Sorted sets each new season's standings are spread over by player (1 "
                 "to 16); more than one only on a Redis Cluster with as many nodes. Seasons "

@@ -189,3 +189,27 @@ def test_three_shards_answer_every_read_as_one_set_does(
     fast_reads.seasons_forget()
     closed = {k: v for k, v in _reads(client, one, players, via_event_loop=False).items()}
     assert _reads(client, three, players, via_event_loop=False) == closed
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_live_tickers_batch_read_is_the_same_on_three_shards(where, seed):
+    """The WebSocket ticker's one read (top, followed players, around-me windows) straight from
+    the gateway, on the same standings in one set and in three shards."""
+    import random
+
+    rng = random.Random(seed)
+    players = rng.sample(PLAYER_IDS, 30)
+    scores = {p: rng.choice([1, 2, 3]) * 2**24 + rng.randrange(3) for p in players}
+    for season_id, shards in ((9001, 1), (9002, 3)):
+        store.write_standings(
+            store.StandingWrite(season_id, p, composite, shards=shards)
+            for p, composite in scores.items()
+        )
+    followed = [*rng.sample(players, 10), "nobody"]
+    arounds = [(p, rng.randrange(4)) for p in rng.sample(players, 5)]
+
+    one = store.read_batch(9001, top=10, player_ids=followed, arounds=arounds)
+    three = store.read_batch(9002, top=10, player_ids=followed, arounds=arounds, shards=3)
+
+    assert three == one
+    assert one.size == 30 and len(one.top) == 10 and one.players[-1] is None
