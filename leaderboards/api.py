@@ -140,8 +140,10 @@ _SEASON_PARAMS = [
     OpenApiParameter(
         "rank_style",
         str,
-        enum=list(selectors.RANK_STYLES),
-        description="ordinal (default, unique ranks) or competition (1-2-2-4).",
+        # Empty means "not given", as for every query parameter (read_query).
+        enum=[*selectors.RANK_STYLES, ""],
+        description="ordinal (default, unique ranks) or competition (1-2-2-4); empty: the "
+        "default.",
     ),
 ]
 
