@@ -12,6 +12,7 @@ from django.utils import timezone
 from seasons.models import MAX_SHARDS, Board, Season
 from seasons.services import season_create
 from tests.factories import BoardFactory, SeasonFactory
+from tests.seasons.test_admin_console import board_form
 
 pytestmark = pytest.mark.django_db
 
@@ -91,23 +92,7 @@ def test_postgresql_refuses_a_number_out_of_range(model, shards):
 
 def test_the_board_form_refuses_a_number_out_of_range_and_writes_nothing(operator):
     board = BoardFactory(slug="form-board", name="Form board")
-    data = {
-        "slug": board.slug,
-        "name": board.name,
-        "score_operator": board.score_operator,
-        "sort_order": board.sort_order,
-        "max_points_per_result": "",
-        "shards": str(MAX_SHARDS + 1),
-        "schedule": board.schedule,
-        "schedule_cron": "",
-        "schedule_timezone": board.schedule_timezone,
-        "season_grace_period": "01:00:00",
-        "keep_closed_standings_days": "7",
-        "reward_tiers-TOTAL_FORMS": "0",
-        "reward_tiers-INITIAL_FORMS": "0",
-        "seasons-TOTAL_FORMS": "0",
-        "seasons-INITIAL_FORMS": "0",
-    }
+    data = {**board_form(board, []), "shards": str(MAX_SHARDS + 1)}
 
     refused = operator.post(f"/admin/seasons/board/{board.pk}/change/", data)
 
