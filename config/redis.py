@@ -148,9 +148,17 @@ class Connection:
         return replies
 
     def _pipeline_run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        pipe = self.client().pipeline(transaction=False)
+        client = self.client()
+        pipe = client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command)
+            if self.cluster and command[0] == "EVALSHA":
+                # A script call names the node of its keys (they share a slot): redis-py's
+                # cluster pipeline would ask its default node for them (COMMAND GETKEYS), a
+                # round trip per call, and fail every call while that one node is down.
+                node = client.get_node_from_key(command[3])
+                pipe.execute_command(*command, target_nodes=node)
+            else:
+                pipe.execute_command(*command)
         return pipe.execute(raise_on_error=False)
 
     def mget(self, keys: Sequence[str]) -> list[Any]:

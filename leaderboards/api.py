@@ -142,8 +142,7 @@ _SEASON_PARAMS = [
         str,
         # Empty means "not given", as for every query parameter (read_query).
         enum=[*selectors.RANK_STYLES, ""],
-        description="ordinal (default, unique ranks) or competition (1-2-2-4); empty: the "
-        "default.",
+        description="ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default.",
     ),
 ]
 

@@ -3,7 +3,8 @@
 Each run checks the players whose totals changed recently and one more page of a walk through
 the whole season, so over time every entry is checked. Repairs are compare-and-set, so a repair
 never overwrites a newer score the mirror wrote meanwhile. Drift is zero in normal operation;
-when it is not, it is logged and recorded (and exported as a metric).
+when it is not, it is logged and recorded (and exported as a metric). A ZSET that lost most of
+its members (its Redis, or its Cluster node, restarted empty) is rebuilt whole instead, at once.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from django.db import connection
 from django.utils import timezone
 
 from matches.models import PendingStanding, PlayerTotal
+from seasons.locks import SeasonBusy
 from seasons.models import Season, SeasonState, SortOrder
 from seasons.scoring import composite_for
 
-from . import store
+from . import services, store
 from .models import ReconciliationRun
 
 logger = logging.getLogger(__name__)
@@ -34,6 +36,10 @@ STRANGER_SCAN = 100_000
 # Latest results whose players the recent pass checks, at most.
 RECENT_RESULTS = 20000
 CHUNK = 1000
+# Players of the walk's page each run first looks up: when more than half of those PostgreSQL
+# ranks are missing from the ZSET, the set was lost, not drifted (drift is zero in normal
+# operation), and the walk would take a run per WALK_PAGE players to put it back.
+LOST_SAMPLE = CHUNK
 
 
 @dataclass
@@ -129,20 +135,57 @@ def _recent_players(season: Season) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _missing(season: Season, player_ids: list[str]) -> Tally:
+    """How many of these players PostgreSQL ranks (`checked`) have no ZSET entry (`drift`), on
+    the shard that lost the most of them (a sharded season's node may be lost alone).
+    PostgreSQL is read first: a player it ranks whose standing is not in the outbox has been
+    mirrored already, so a missing entry is never the mirror's lag."""
+    ranked = [p for p, composite in _expected(season, player_ids).items() if composite is not None]
+    scores = store.scores_of(season.pk, ranked, shards=season.shards)
+    by_shard: dict[int, Tally] = {}
+    for player_id, score in zip(ranked, scores, strict=True):
+        tally = by_shard.setdefault(store.shard_of(player_id, season.shards), Tally())
+        tally.checked += 1
+        tally.drift += score is None
+    return max(by_shard.values(), key=lambda t: t.drift / t.checked, default=Tally())
+
+
+def _rebuild_lost(season: Season, sample: Tally, now: datetime) -> Tally:
+    """Rebuild a season whose ZSET lost most of its members, from PostgreSQL, and record the
+    sample that showed it as the run's walk."""
+    logger.warning(
+        "season %s: %d of %d sampled players missing from Redis; rebuilding its board",
+        season.pk,
+        sample.drift,
+        sample.checked,
+    )
+    try:
+        services.season_rebuild_standings(season=season)
+    except SeasonBusy:
+        logger.info("season %s is being closed or rebuilt already", season.pk)
+        return Tally(sample.checked, sample.drift, 0)
+    rebuilt = Tally(sample.checked, sample.drift, sample.drift)
+    _record(season, ReconciliationRun.Kind.WALK, rebuilt, now)
+    return rebuilt
+
+
 def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     now = now or timezone.now()
     all_totals = PlayerTotal.objects.filter(season=season)
+    page = list(
+        all_totals.filter(player_id__gt=season.reconcile_cursor)
+        .order_by("player_id")
+        .values_list("player_id", flat=True)[:WALK_PAGE]
+    )
+    sample = _missing(season, page[:LOST_SAMPLE])
+    if sample.drift * 2 > sample.checked:
+        return _rebuild_lost(season, sample, now)
 
     recent = Tally()
     _check(season, _recent_players(season), recent)
     _record(season, ReconciliationRun.Kind.RECENT, recent, now)
 
     walk = Tally()
-    page = list(
-        all_totals.filter(player_id__gt=season.reconcile_cursor)
-        .order_by("player_id")
-        .values_list("player_id", flat=True)[:WALK_PAGE]
-    )
     _check(season, page, walk)
     # The walk starts over once it reached the end of the season.
     last = page[-1] if len(page) == WALK_PAGE else ""

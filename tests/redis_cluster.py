@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import redis
@@ -16,12 +17,14 @@ SLOTS = 16384
 
 
 class LocalRedisCluster:
-    def __init__(self, primaries: int = 3) -> None:
+    def __init__(self, primaries: int = 3, *, node_options: Sequence[str] = ()) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="lb-redis-cluster-"))
         self.ports = [free_port() for _ in range(primaries)]
         # Bus ports of their own: port + 10000 may lie past 65535.
         self.bus_ports = [free_port() for _ in range(primaries)]
         self.processes: list[Process] = []
+        # More redis-server options for every node (cluster-node-timeout, say).
+        self.node_options = list(node_options)
 
     @property
     def url(self) -> str:
@@ -55,6 +58,7 @@ class LocalRedisCluster:
                         "no",
                         "--daemonize",
                         "no",
+                        *self.node_options,
                     ],
                     log=self.directory / f"redis-{port}.log",
                 ).start()
@@ -99,6 +103,22 @@ class LocalRedisCluster:
             with self.node(port) as node:
                 held[port] = set(node.scan_iter(match=pattern, count=1000))
         return held
+
+    def _process(self, port: int) -> Process:
+        return self.processes[self.ports.index(port)]
+
+    def kill_node(self, port: int) -> None:
+        """Kill one node as a crash would: its data is gone, its nodes.conf stays."""
+        self._process(port).kill()
+
+    def restart_empty(self, port: int, timeout: float = 30.0) -> None:
+        """Start a killed node again, on its ports and with its nodes.conf: it rejoins holding
+        its slots, but with no data (the nodes keep nothing on disk)."""
+        killed = self._process(port)
+        assert not killed.running(), f"node {port} is still running"
+        restarted = Process(killed.args, log=killed.log.with_suffix(".restarted.log")).start()
+        self.processes[self.ports.index(port)] = restarted
+        wait_until(lambda: self._pings(port), timeout=timeout, what=f"node {port} restarted")
 
     def stop(self) -> None:
         for process in self.processes:

@@ -68,7 +68,9 @@ def _sample(items: Any, n: int = 5) -> list[Any]:
     return sorted(items)[:n]
 
 
-def standings_problems(conn: psycopg.Connection, r: redis.Redis, prefix: str) -> list[str]:
+def standings_problems(
+    conn: psycopg.Connection, r: redis.Redis | redis.RedisCluster, prefix: str
+) -> list[str]:
     """How each season's ZSET differs from PostgreSQL (nothing when they agree exactly)."""
     problems: list[str] = []
     for season_id, want in expected_standings(conn).items():
@@ -151,7 +153,7 @@ def results_problems(
 
 def assert_invariant(
     conn: psycopg.Connection,
-    r: redis.Redis,
+    r: redis.Redis | redis.RedisCluster,
     prefix: str,
     *,
     confirmed: Mapping[ResultKey, int],

@@ -1,5 +1,6 @@
 """One private deployment of the service for a fault test: its own database in the session's
-PostgreSQL cluster, its own Redis (and broker), web servers and a Celery worker."""
+PostgreSQL cluster, its own Redis (and broker), web servers and a Celery worker; if asked, the
+leaderboard data on a Redis Cluster, and beat with the jobs worker running the periodic tasks."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import psycopg
 import redis
 from celery import Celery
 
+from tests.redis_cluster import LocalRedisCluster
+
 from . import checks
 from .procs import (
+    CeleryBeat,
     CeleryWorker,
     PostgresCluster,
     RedisServer,
@@ -39,6 +43,7 @@ class Deployment:
         self.web_servers: list[WebServer] = []
         self.worker: CeleryWorker | None = None
         self.workers_started = 0
+        self.leaderboard_cluster: LocalRedisCluster | None = None
         self._conn: psycopg.Connection | None = None
         self._celery: Celery | None = None
         self.env: dict[str, str] = {}
@@ -53,10 +58,14 @@ class Deployment:
         separate_broker: bool = False,
         broker_url: str | None = None,
         web_servers: int = 1,
+        leaderboard_cluster: LocalRedisCluster | None = None,
+        scheduled: bool = False,
     ) -> Deployment:
         """Database, Redis, web servers and a worker; the broker is the data Redis itself
         (the default deployment) unless `separate_broker` (a Redis of its own) or `broker_url`
-        (any broker, RabbitMQ's among them)."""
+        (any broker, RabbitMQ's among them). With `leaderboard_cluster`, the leaderboard data
+        is on that Redis Cluster (LEADERBOARD_REDIS_CLUSTER) and the private Redis keeps the
+        other roles; with `scheduled`, beat and the jobs worker run the periodic tasks."""
         self.cluster.create_database(self.database, template=self.template)
         self._cleanup.callback(self._drop_database)
         self._cleanup.callback(self.redis.stop)
@@ -68,11 +77,19 @@ class Deployment:
             self.broker.start()
             broker_url = self.broker.url()
         self.broker_url = broker_url
+        on_cluster: dict[str, str] = {}
+        if leaderboard_cluster is not None:
+            self.leaderboard_cluster = leaderboard_cluster
+            on_cluster = {
+                "LEADERBOARD_REDIS_URL": leaderboard_cluster.url,
+                "LEADERBOARD_REDIS_CLUSTER": "1",
+            }
         self.env = django_env(
             database_url=self.cluster.url(self.database),
             redis_url=self.redis.url(),
             broker_url=broker_url,
             key_prefix=self.prefix,
+            **on_cluster,
         )
         for index in range(web_servers):
             web = WebServer(env=self.env, log=self.logs / f"web-{index}.log")
@@ -80,6 +97,15 @@ class Deployment:
             self._cleanup.callback(web.stop)
             web.start()
         self.start_worker()
+        if scheduled:
+            jobs = CeleryWorker(
+                env=self.env, log=self.logs / "jobs-worker.log", queues="jobs", concurrency=1
+            )
+            self._cleanup.callback(jobs.stop)
+            jobs.start()
+            beat = CeleryBeat(env=self.env, log=self.logs / "beat.log")
+            self._cleanup.callback(beat.stop)
+            beat.start()
         return self
 
     def start_worker(self) -> CeleryWorker:
@@ -123,7 +149,12 @@ class Deployment:
             self._cleanup.callback(self._conn.close)
         return self._conn
 
-    def data_redis(self) -> redis.Redis:
+    def data_redis(self) -> redis.Redis | redis.RedisCluster:
+        """A client of the leaderboard data: the private Redis, or the Cluster's nodes."""
+        if self.leaderboard_cluster is not None:
+            return redis.RedisCluster.from_url(
+                self.leaderboard_cluster.url, decode_responses=True, socket_timeout=5
+            )
         return self.redis.client()
 
     def celery(self) -> Celery:
@@ -177,6 +208,26 @@ class Deployment:
             env=self.env,
         )
         return int(out.strip().splitlines()[-1])
+
+    def boards_add(self, slugs: list[str]) -> None:
+        """More boards on the monthly schedule, each with its running season planned."""
+        manage(
+            "shell",
+            "-c",
+            "from seasons.models import Board, ScheduleKind; "
+            "from seasons.planning import board_seasons_plan; "
+            f"[board_seasons_plan(board=Board.objects.create(slug=slug, name=slug, "
+            f"schedule=ScheduleKind.MONTHLY)) for slug in {slugs!r}]",
+            env=self.env,
+        )
+
+    def running_seasons(self) -> dict[str, int]:
+        """Each board's running season id, by board slug."""
+        rows = self.db().execute(
+            "SELECT b.slug, s.id FROM seasons_season s JOIN seasons_board b ON b.id = s.board_id"
+            " WHERE s.starts_at <= now() AND now() < s.ends_at ORDER BY 1"
+        )
+        return {slug: season_id for slug, season_id in rows}
 
     def rebuild(self, season: str) -> str:
         return manage(

@@ -442,7 +442,14 @@ class WebServer:
 class CeleryWorker:
     """A Celery worker (prefork pool) on the private broker, ready once it logs so."""
 
-    def __init__(self, *, env: Mapping[str, str], log: Path) -> None:
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str],
+        log: Path,
+        queues: str | None = None,
+        concurrency: int = 2,
+    ) -> None:
         self.log = log
         self.name = f"fault-{uuid.uuid4().hex[:8]}@%h"
         self.process = Process(
@@ -452,7 +459,7 @@ class CeleryWorker:
                 "config",
                 "worker",
                 "--concurrency",
-                "2",
+                str(concurrency),
                 "--loglevel",
                 "INFO",
                 "-n",
@@ -460,6 +467,8 @@ class CeleryWorker:
                 # Nothing else shares this broker: skip the start-up handshake with other nodes.
                 "--without-mingle",
                 "--without-gossip",
+                # The default queue unless told otherwise (the Procfile's `jobs` worker: "jobs").
+                *(["--queues", queues] if queues else []),
             ],
             log=log,
             env=env,
@@ -495,3 +504,38 @@ class CeleryWorker:
             elif " succeeded in " in line or " raised unexpected" in line or " retry:" in line:
                 finished.add(task_id)
         return received, finished
+
+
+class CeleryBeat:
+    """Celery beat with the database scheduler, as the Procfile's `beat` runs it: the periodic
+    tasks the deployment's database holds (leaderboards/schedules.py), at their intervals."""
+
+    def __init__(self, *, env: Mapping[str, str], log: Path) -> None:
+        self.log = log
+        self.process = Process(
+            [
+                str(BIN / "celery"),
+                "-A",
+                "config",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--scheduler",
+                "django_celery_beat.schedulers:DatabaseScheduler",
+            ],
+            log=log,
+            env=env,
+        )
+
+    def start(self, timeout: float = 40.0) -> CeleryBeat:
+        self.process.start()
+        wait_until(self._ready, timeout=timeout, what=f"Celery beat started ({self.log})")
+        return self
+
+    def _ready(self) -> bool:
+        if not self.process.running():
+            raise AssertionError(f"Celery beat exited:\n{self.process.output()}")
+        return "beat: Starting..." in self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.process.stop(timeout=2)

@@ -40,3 +40,29 @@ def test_seasons_land_on_different_nodes_each_with_all_its_keys(redis_cluster: L
     with redis_cluster.node(redis_cluster.ports[0]) as node:
         slots = {node.cluster("keyslot", store.standings_key(s)) for s in seasons}
     assert len(slots) == len(seasons)
+
+
+def test_a_pipelined_script_call_asks_no_other_node_for_its_keys(redis_cluster: LocalRedisCluster):
+    def key_lookups() -> int:
+        """COMMAND GETKEYS answered by the nodes so far."""
+        total = 0
+        for port in redis_cluster.ports:
+            with redis_cluster.node(port) as node:
+                total += (
+                    node.info("commandstats").get("cmdstat_command|getkeys", {}).get("calls", 0)
+                )
+        return total
+
+    # given
+    before = key_lookups()
+
+    # when: the mirror writes six seasons' standings, one script call each, in one pipeline
+    store.write_standings(
+        StandingWrite(season, f"p{season}", 10 * season) for season in range(1, 7)
+    )
+
+    # then: each call went to its season's node alone, so a node down elsewhere cannot fail it
+    assert key_lookups() == before
+    assert [store.scores_of(season, [f"p{season}"]) for season in range(1, 7)] == [
+        [10 * season] for season in range(1, 7)
+    ]

@@ -84,6 +84,29 @@ def test_the_walk_resumes_where_it_stopped(season, mirrored, monkeypatch):
     assert season.reconcile_cursor == ""
 
 
+def test_a_board_that_lost_most_of_its_players_is_rebuilt_whole_in_one_run(
+    season, mirrored, monkeypatch
+):
+    # given: a walk of two players a run, and a board that kept one player of six (its Redis
+    # restarted empty, then the mirror wrote that player's newer total)
+    monkeypatch.setattr(reconciliation, "WALK_PAGE", 2)
+    by_id = sorted(mirrored, key=lambda t: t.player_id)
+    store.remove_players(season.pk, [t.player_id for t in by_id[:-1]])
+
+    # when
+    tally = reconciliation.season_reconcile(season=season)
+
+    # then: the whole board is back, not a walk page of it, and the sample that showed the
+    # loss is the run's record
+    assert store.board_size(season.pk) == 6
+    assert store.scores_of(season.pk, [t.player_id for t in by_id]) == [expected(t) for t in by_id]
+    assert (tally.checked, tally.drift, tally.fixed) == (2, 2, 2)
+    assert list(ReconciliationRun.objects.values_list("kind", "checked", "drift", "fixed")) == [
+        ("walk", 2, 2, 2)
+    ]
+    assert reconciliation.season_reconcile(season=season).drift == 0
+
+
 def test_the_recent_pass_checks_the_players_of_the_latest_results(post_scores, season):
     # given: two players with results, one of them drifted in Redis
     post_scores({"player_id": "a", "points": 5, "match_id": "m1"})

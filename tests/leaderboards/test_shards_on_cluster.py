@@ -159,3 +159,18 @@ def test_a_season_rebuilt_from_postgresql_and_deleted_leaves_no_key(sharded):
 
     assert not store.standings_exist(sharded.pk, shards=SHARDS)
     assert not [key for key in store.client().scan_iter(match=f"*s{sharded.pk}.*")]
+
+
+def test_a_shard_lost_alone_is_rebuilt_by_the_next_reconciliation(sharded):
+    totals = PlayerTotalFactory.create_batch(30, season=sharded, points=10)
+    mirror_totals(totals)
+    lost = store.standings_key(sharded.pk, SHARDS, 1)
+    on_lost = [t.player_id for t in totals if store.shard_of(t.player_id, SHARDS) == 1]
+    assert on_lost and len(on_lost) < len(totals) / 2  # a third: not "most of the board"
+    store.client().unlink(lost)  # its node came back empty
+
+    reconciliation.season_reconcile(season=sharded)
+
+    assert store.scores_of(sharded.pk, [t.player_id for t in totals], shards=SHARDS) == [
+        expected_composite(t) for t in totals
+    ]
