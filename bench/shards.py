@@ -467,6 +467,18 @@ def table(result: dict[str, Any]) -> str:
             + "".join(f"| {redis_us:.1f} / {client_us:.1f} " for redis_us, client_us in cpu)
             + f"| {_ratio(sum(cpu[1]), sum(cpu[0]))} (sum) |"
         )
+    others = [
+        " / ".join(
+            f"{result['operations'][operation]['layouts'][name]['closed']['cpu_cores']['other']:.2f}"
+            for operation in OPERATIONS
+        )
+        for name in (one, sharded)
+    ]
+    lines.append(
+        "| Other processes' CPU during the closed loops, rank / top 100 / ingest (cores) "
+        + "".join(f"| {found} " for found in others)
+        + "| |"
+    )
     loads = [result["load"][name] for name in (one, sharded)]
     lines.append(
         "| Load (rebuild_standings): players/s "
