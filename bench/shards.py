@@ -22,6 +22,7 @@ Results go to bench/results/shards-latest.json, and a Markdown table to the stan
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import json
 import multiprocessing
@@ -282,25 +283,22 @@ def node_counters(nodes: list[redis.Redis]) -> list[NodeCounters]:
 
 
 def round_trips(
-    cluster: LocalRedisCluster, operation: str, layout: Layout, *, players: int, calls: int
+    cluster: LocalRedisCluster, run: Callable[[int], None], *, calls: int
 ) -> dict[str, Any]:
-    """What each node received a call, over `calls` calls one at a time, from the nodes' own
-    counters (each node's INFO is asked on a connection opened before, and counts once in its
-    own figures: taken off). Within one of the store's steps the nodes are asked in parallel
-    (redis-py's cluster pipeline writes to every node, then reads), so a step waits for the
-    node asked most; a COMMAND GETKEYS is a call of its own, made while the pipeline is routed,
-    before anything of it is sent. Round trips in sequence = the most requests any node got
-    for the store's steps + the COMMAND GETKEYS."""
-    call = operation_call(operation, layout, players=players, rng=random.Random(operation))
+    """What each node received a call, over `calls` calls one at a time (`run(count)` makes
+    them), from the nodes' own counters (each node's INFO is asked on a connection opened
+    before, and counts once in its own figures: taken off). Within one of the store's steps the
+    nodes are asked in parallel (redis-py's cluster pipeline writes to every node, then reads),
+    so a step waits for the node asked most; a COMMAND GETKEYS is a call of its own, made while
+    the pipeline is routed, before anything of it is sent. Round trips in sequence = the most
+    requests any node got for the store's steps + the COMMAND GETKEYS."""
     nodes = [cluster.node(port) for port in cluster.ports]
     try:
         for node in nodes:
             node.ping()
-        for _ in range(WARMUP_CALLS):
-            call()
+        run(WARMUP_CALLS)
         before = node_counters(nodes)
-        for _ in range(calls):
-            call()
+        run(calls)
         after = node_counters(nodes)
     finally:
         for node in nodes:
@@ -319,6 +317,40 @@ def round_trips(
         "getkeys": round(sum(getkeys), 2),
         "commands": round(sum(commands) - sum(getkeys), 2),
     }
+
+
+def store_round_trips(
+    cluster: LocalRedisCluster, operation: str, layout: Layout, *, players: int, calls: int
+) -> dict[str, Any]:
+    """round_trips of `operation` as a thread calls the store (Django's views, Celery's mirror)."""
+    call = operation_call(operation, layout, players=players, rng=random.Random(operation))
+
+    def run(count: int) -> None:
+        for _ in range(count):
+            call()
+
+    return round_trips(cluster, run, calls=calls)
+
+
+def event_loop_round_trips(
+    cluster: LocalRedisCluster, layout: Layout, *, players: int, calls: int
+) -> dict[str, Any]:
+    """round_trips of the rank read from the event loop (store.aread_rank, what the API's rank
+    endpoint runs: leaderboards/fast_reads.py), all on one loop, as a web process runs it."""
+    rng = random.Random("event-loop")
+
+    async def ranks(count: int) -> None:
+        for _ in range(count):
+            player = player_id(rng.randrange(players))
+            await store.aread_rank(layout.season_id, player, competition=True, shards=layout.shards)
+
+    loop = asyncio.new_event_loop()
+    try:
+        return round_trips(
+            cluster, lambda count: loop.run_until_complete(ranks(count)), calls=calls
+        )
+    finally:
+        loop.close()
 
 
 def answers_compare(*, players: int, sample: int, seed: int) -> dict[str, Any]:
@@ -399,6 +431,17 @@ def _ratio(sharded: float, one: float) -> str:
     return f"{sharded / one:.2f}" if one else "–"
 
 
+def _trips_cells(trips: list[dict[str, Any]]) -> str:
+    return (
+        "".join(
+            f"| {t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) "
+            f"/ {t['commands']:g} "
+            for t in trips
+        )
+        + "| |"
+    )
+
+
 def table(result: dict[str, Any]) -> str:
     one, sharded = (layout.name for layout in LAYOUTS)
     engine = result["engine"]
@@ -448,14 +491,13 @@ def table(result: dict[str, Any]) -> str:
             )
         lines.append(
             f"| {name}: round trips in sequence / requests to nodes (COMMAND GETKEYS among them) "
-            "/ Redis commands, a call "
-            + "".join(
-                f"| {t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) "
-                f"/ {t['commands']:g} "
-                for t in trips
-            )
-            + "| |"
+            "/ Redis commands, a call " + _trips_cells(trips)
         )
+        if operation == "rank":
+            lines.append(
+                f"| {name} from the event loop (aread_rank, the API's rank endpoint): the same "
+                + _trips_cells([layout["round_trips_event_loop"] for layout in layouts])
+            )
         per = "standing" if operation == "ingest" else "read"
         scale = BATCH if operation == "ingest" else 1
         cpu = [
@@ -599,9 +641,13 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: argparse.Name
         for layout in LAYOUTS:
             print(f"[shards] {operation} on {layout.name}: round trips, closed loop", flush=True)
             by_layout = figures["layouts"][layout.name]
-            by_layout["round_trips"] = round_trips(
+            by_layout["round_trips"] = store_round_trips(
                 cluster, operation, layout, players=players, calls=options.round_trip_calls
             )
+            if operation == "rank":
+                by_layout["round_trips_event_loop"] = event_loop_round_trips(
+                    cluster, layout, players=players, calls=options.round_trip_calls
+                )
             by_layout["closed"] = clients.phase(
                 operation,
                 layout,

@@ -74,6 +74,8 @@ def test_shards_compares_one_shard_with_three_on_a_cluster_of_its_own(tmp_path: 
                 assert phases["open"][percentile] > 0, where
             assert phases["round_trips"]["round_trips"] >= 1, where
             assert phases["round_trips"]["node_requests"] >= 1, where
+            if operation == "rank":
+                assert phases["round_trips_event_loop"]["round_trips"] >= 1, where
     for node in result["nodes"]:
         assert proc_stat(node["pid"]) is None, f"node {node['node']} is still running"
     assert "| Rank (competition), closed loop: reads/s |" in completed.stdout
