@@ -64,6 +64,8 @@ bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.run --players $(PLAYERS)
 	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
+	$(BIN)/python -m bench.shards --players $(PLAYERS)
+	$(BIN)/python -m bench.engines --members $(PLAYERS)
 
 clean:
 	rm -rf $(VENV) .run

@@ -159,15 +159,16 @@ def database_ensure(env: BenchEnvironment) -> bool:
     return created
 
 
-def django_setup(variables: dict[str, str]) -> None:
+def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
     """Point this process at the bench's database and keys (`variables`), start Django, apply
-    migrations."""
+    migrations (unless `migrate` is off: a bench of the Redis side alone needs no database)."""
     os.environ.update(variables)
     import django
     from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", interactive=False, verbosity=0)
+    if migrate:
+        call_command("migrate", interactive=False, verbosity=0)
 
 
 def database_connections(env: BenchEnvironment) -> dict[str, int]:
