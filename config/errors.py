@@ -112,7 +112,12 @@ def api_error(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:
         OperationalError
         | InterfaceError
         | redis.exceptions.ConnectionError
-        | redis.exceptions.TimeoutError,
+        | redis.exceptions.TimeoutError
+        # A Redis Cluster with a node down or failing over: its slots answer CLUSTERDOWN,
+        # TRYAGAIN or no node at all until it is back.
+        | redis.exceptions.ClusterError
+        | redis.exceptions.TryAgainError
+        | redis.exceptions.RedisClusterException,
     ):
         # The store behind the API is down or restarting: the request was not confirmed.
         logger.warning("backing store unavailable: %s", exc)
