@@ -22,10 +22,24 @@ from seasons.scoring import composite_for
 from .load import ResultKey
 
 
-def standings_key(prefix: str, season_id: int) -> str:
-    """The season's ZSET as the deployment under test names it (the gateway's own rule)."""
+def standings_key(prefix: str, season_id: int, shards: int = 1, shard: int = 0) -> str:
+    """The season's ZSET (one shard's) as the deployment under test names it (the gateway's own
+    rule)."""
     with override_settings(LEADERBOARD_KEY_PREFIX=prefix):
-        return store.standings_key(season_id)
+        return store.standings_key(season_id, shards, shard)
+
+
+def season_members(
+    r: redis.Redis | redis.RedisCluster, prefix: str, season_id: int, shards: int
+) -> dict[str, int]:
+    """Every member of the season's ZSET (of all its shards) at its score."""
+    return {
+        member: int(score)
+        for shard in range(shards)
+        for member, score in r.zrange(
+            standings_key(prefix, season_id, shards, shard), 0, -1, withscores=True
+        )
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +49,14 @@ class SeasonRow:
     starts_at: datetime
     score_operator: str
     lowest_first: bool
+    shards: int
 
 
 def seasons(conn: psycopg.Connection) -> list[SeasonRow]:
     rows = conn.execute(
         """
-        SELECT s.id, s.slug, s.starts_at, b.score_operator, b.sort_order = 'lowest_first'
+        SELECT s.id, s.slug, s.starts_at, b.score_operator, b.sort_order = 'lowest_first',
+            s.shards
         FROM seasons_season s JOIN seasons_board b ON b.id = s.board_id ORDER BY s.id
         """
     ).fetchall()
@@ -73,9 +89,10 @@ def standings_problems(
 ) -> list[str]:
     """How each season's ZSET differs from PostgreSQL (nothing when they agree exactly)."""
     problems: list[str] = []
+    shards = {season.id: season.shards for season in seasons(conn)}
     for season_id, want in expected_standings(conn).items():
         key = standings_key(prefix, season_id)
-        have = {member: int(score) for member, score in r.zrange(key, 0, -1, withscores=True)}
+        have = season_members(r, prefix, season_id, shards[season_id])
         missing = want.keys() - have.keys()
         extra = have.keys() - want.keys()
         wrong = {p for p in want.keys() & have.keys() if want[p] != have[p]}

@@ -209,7 +209,7 @@ class Deployment:
         )
         return int(out.strip().splitlines()[-1])
 
-    def boards_add(self, slugs: list[str]) -> None:
+    def boards_add(self, slugs: list[str], *, shards: int = 1) -> None:
         """More boards on the monthly schedule, each with its running season planned."""
         manage(
             "shell",
@@ -217,7 +217,7 @@ class Deployment:
             "from seasons.models import Board, ScheduleKind; "
             "from seasons.planning import board_seasons_plan; "
             f"[board_seasons_plan(board=Board.objects.create(slug=slug, name=slug, "
-            f"schedule=ScheduleKind.MONTHLY)) for slug in {slugs!r}]",
+            f"schedule=ScheduleKind.MONTHLY, shards={shards})) for slug in {slugs!r}]",
             env=self.env,
         )
 

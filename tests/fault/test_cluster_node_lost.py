@@ -27,6 +27,9 @@ pytestmark = pytest.mark.fault
 
 # Eight boards, a running season each: the seasons' hash tags spread them over the three nodes.
 BOARDS = ["global", "arena", "blitz", "coop", "duel", "league", "ranked", "solo"]
+# And one board sharded by player over the three nodes: whichever node is lost holds a shard.
+SHARDED = "mega"
+SHARDS = 3
 # The others mark a node failed once it has not answered for this long (2 s instead of 15 s,
 # so the outage below outlasts it). Without full coverage required they keep serving their own
 # slots meanwhile, as the README's "Scaling out" asks of a production cluster.
@@ -204,10 +207,10 @@ def board_standings(deployment: Deployment, season_id: int) -> list[tuple[str, i
 def standings_equal(deployment: Deployment, season_ids: list[int]) -> bool:
     """Whether these seasons' ZSETs hold exactly PostgreSQL's players and composite scores."""
     expected = checks.expected_standings(deployment.db())
+    shards = {season.id: season.shards for season in checks.seasons(deployment.db())}
     with deployment.data_redis() as r:
         for season_id in season_ids:
-            key = checks.standings_key(deployment.prefix, season_id)
-            have = {member: int(score) for member, score in r.zrange(key, 0, -1, withscores=True)}
+            have = checks.season_members(r, deployment.prefix, season_id, shards[season_id])
             if have != expected[season_id]:
                 return False
     return True
@@ -223,12 +226,14 @@ class Spread:
 def boards_spread(
     deployment: Deployment, cluster: LocalRedisCluster, results: Results, ledger: Ledger
 ) -> Spread:
-    """Every board with players (mirrored), and which node holds which board's season."""
+    """Every board with players (mirrored), and which node holds which board's season (the
+    sharded board's season is on every node, and in no list here)."""
     deployment.boards_add(BOARDS[1:])
+    deployment.boards_add([SHARDED], shards=SHARDS)
     seasons = deployment.running_seasons()
-    assert sorted(seasons) == sorted(BOARDS)
+    assert sorted(seasons) == sorted([*BOARDS, SHARDED])
     server = GameServer(deployment.base_urls[0], deployment.key, ledger, timeout=REQUEST_TIMEOUT)
-    for board in BOARDS:
+    for board in [*BOARDS, SHARDED]:
         for _ in range(2):
             answer = server.post([{**result, "board": board} for result in results.batch(40)])
             assert answer.status == 200, answer
@@ -246,8 +251,8 @@ def boards_spread(
 def test_a_node_restarted_empty_heals_from_postgres_with_nothing_lost(
     leaderboard_cluster: LocalRedisCluster, deployment: Deployment
 ):
-    # given: eight boards on a three-primary cluster, with players, and the periodic tasks
-    # running (beat, the mirror's worker, the jobs worker)
+    # given: eight boards and one sharded over the three primaries of a cluster, with players,
+    # and the periodic tasks running (beat, the mirror's worker, the jobs worker)
     deployment.start(leaderboard_cluster=leaderboard_cluster, scheduled=True)
     ledger = Ledger()
     results = Results(players=300, seed=5)
@@ -255,7 +260,8 @@ def test_a_node_restarted_empty_heals_from_postgres_with_nothing_lost(
     # and: on each node the first board keeps receiving results and the others stand still,
     # so their reads can be checked exactly; the node to lose holds both kinds
     hot = sorted(held[0] for held in spread.boards_on.values() if held)
-    on_lost = set(spread.boards_on[spread.lost][1:])
+    # (the sharded board stands still too, and loses the shard on that node)
+    on_lost = set(spread.boards_on[spread.lost][1:]) | {SHARDED}
     elsewhere = set(BOARDS) - set(hot) - on_lost
     assert on_lost and elsewhere, spread.boards_on
     print(f"boards by node {spread.boards_on}, losing {spread.lost}, results for {hot}")
