@@ -12,6 +12,7 @@ the benchmark's own cluster (bench/postgres.py) runs with as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import hashlib
 import importlib.metadata
@@ -82,6 +83,9 @@ def wait_for(check, what: str, seconds: float = 30.0) -> None:  # noqa: ANN001
 def redis_answers(url: str) -> bool:
     try:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping())
+    except redis.exceptions.ResponseError as exc:
+        # A server that cannot save refuses PING with the writes: it is there all the same.
+        return str(exc).startswith("MISCONF")
     except redis.exceptions.RedisError:
         return False
 
@@ -135,13 +139,46 @@ def server_binary(engine: str) -> str:
     return server
 
 
+def _refuses_writes(client: redis.Redis) -> bool:
+    """Whether the server answers but refuses every write (MISCONF): it cannot save its data,
+    typically because the directory it was started in is gone (a checkout removed while the
+    server it started kept running)."""
+    try:
+        client.set("devservices:probe", "1", ex=10)
+    except redis.exceptions.ResponseError as exc:
+        if str(exc).startswith("MISCONF"):
+            return True
+        raise
+    return False
+
+
+def _shut_down(client: redis.Redis) -> None:
+    # Its data is only ever a copy of PostgreSQL's (and of queued tasks the sweep redoes).
+    with contextlib.suppress(redis.exceptions.ConnectionError):
+        client.shutdown(nosave=True)
+
+
+def _answering_server_usable(url: str, engine: str) -> bool:
+    """Whether the server answering at `url` serves as it is. One that refuses writes is
+    shut down when it is local, so that a new one starts in its place."""
+    local = urlparse(url).hostname in LOCAL_HOSTS
+    with redis.Redis.from_url(url, socket_timeout=2) as client:
+        answering, version = server_engine(client.info("server"))
+        if _refuses_writes(client):
+            if not local:
+                fail(f"Redis at {url} refuses writes (MISCONF): it cannot save its data")
+            say(f"the server at {url} refuses writes (it cannot save its data); replacing it")
+            _shut_down(client)
+            wait_for(lambda: not redis_answers(url), "the server that refused writes to stop")
+            return False
+    say(f"{REDIS_ENGINES.get(answering, answering)} {version} answers at {url}")
+    if answering != engine:
+        say(f"used as it is: REDIS_ENGINE={engine} chooses the engine of a server started here")
+    return True
+
+
 def ensure_redis(url: str, *, engine: str) -> None:
-    if redis_answers(url):
-        with redis.Redis.from_url(url, socket_timeout=2) as client:
-            answering, version = server_engine(client.info("server"))
-        say(f"{REDIS_ENGINES.get(answering, answering)} {version} answers at {url}")
-        if answering != engine:
-            say(f"used as it is: REDIS_ENGINE={engine} chooses the engine of a server started here")
+    if redis_answers(url) and _answering_server_usable(url, engine):
         return
     parsed = urlparse(url)
     if parsed.hostname not in LOCAL_HOSTS:
