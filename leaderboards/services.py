@@ -43,20 +43,18 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, state, shards FROM seasons_season WHERE id = ANY(%s)",
-            [sorted({change.season_id for change in changes})],
+            "SELECT id, shards FROM seasons_season WHERE id = ANY(%s) AND state <> %s",
+            [sorted({change.season_id for change in changes}), SeasonState.CLOSED],
         )
-        seasons = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
-    live_changes = [
-        c for c in changes if seasons.get(c.season_id, ("", 1))[0] != SeasonState.CLOSED
-    ]
+        shards_of_live = dict(cursor.fetchall())
+    live_changes = [c for c in changes if c.season_id in shards_of_live]
     written = store.write_standings(
         store.StandingWrite(
             season_id=c.season_id,
             player_id=c.player_id,
             composite=c.composite,
             worsening=c.worsening,
-            shards=seasons.get(c.season_id, ("", 1))[1],
+            shards=shards_of_live[c.season_id],
         )
         for c in live_changes
     )

@@ -6,32 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
-import time
 
 import pytest
 import redis
 
 from scripts import devservices
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait(check, what: str, seconds: float = 20.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.1)
+from tests.fault.procs import free_port, wait_until
 
 
 @pytest.fixture
 def local_server(tmp_path, monkeypatch):
     monkeypatch.setattr(devservices, "RUN", tmp_path / "run")
-    url = f"redis://127.0.0.1:{_free_port()}/0"
+    url = f"redis://127.0.0.1:{free_port()}/0"
     yield url
     with (
         redis.Redis.from_url(url, socket_timeout=2) as client,
@@ -48,7 +34,11 @@ def test_a_server_whose_directory_is_gone_is_replaced_by_a_working_one(local_ser
     # given: its directory removed under it, and a save that therefore failed
     shutil.rmtree(tmp_path / "run")
     started.bgsave()
-    _wait(lambda: started.info("persistence")["rdb_bgsave_in_progress"] == 0, "the save to end")
+    wait_until(
+        lambda: started.info("persistence")["rdb_bgsave_in_progress"] == 0,
+        timeout=20,
+        what="the save to end",
+    )
     with pytest.raises(redis.exceptions.ResponseError, match="MISCONF"):
         started.set("k", "v")
 
