@@ -27,7 +27,7 @@ from seasons.scoring import composite_score
 
 from .debian import debian_tool
 from .errors import BenchError
-from .options import RESULTS
+from .options import seed_and_results_file_add
 from .processes import Processes, redis_start, stop_on_sigterm
 from .scores import chunk_scores
 
@@ -143,13 +143,7 @@ def options_parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.engines", description=__doc__)
     parser.add_argument("--members", type=int, default=1_000_000, help="players (1,000,000)")
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=RESULTS / "engines-latest.json",
-        help="results file (bench/results/engines-latest.json)",
-    )
+    seed_and_results_file_add(parser, "engines-latest.json")
     options = parser.parse_args(argv)
     if options.members < 1:
         parser.error("--members must be at least 1")

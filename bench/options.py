@@ -60,6 +60,18 @@ class Options:
         return max(10, min(1000, self.players // 10))
 
 
+def seed_and_results_file_add(parser: argparse.ArgumentParser, results_file: str) -> None:
+    """The --seed and --output options every side benchmark takes (bench.engines, bench.shards,
+    bench.score_bands): its results land in bench/results/<results_file> unless told."""
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=RESULTS / results_file,
+        help=f"results file (bench/results/{results_file})",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run",

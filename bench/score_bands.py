@@ -24,11 +24,10 @@ from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from pathlib import Path
 from statistics import NormalDist, median_low
 from typing import Any
 
-from .options import RESULTS
+from .options import seed_and_results_file_add
 from .scores import (
     CHUNK,
     INGEST_POINTS_MAX,
@@ -317,13 +316,7 @@ def options_parse(argv: list[str] | None) -> argparse.Namespace:
         "--results", type=int, default=3_000_000, help="results in the season (3,000,000)"
     )
     parser.add_argument("--bands", type=int, default=3, help="sets: bands or shards (3)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=RESULTS / "score-bands-latest.json",
-        help="results file (bench/results/score-bands-latest.json)",
-    )
+    seed_and_results_file_add(parser, "score-bands-latest.json")
     options = parser.parse_args(argv)
     if options.players < 2:
         parser.error("--players must be at least 2")

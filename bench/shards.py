@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import redis
@@ -48,7 +47,7 @@ from .engines import COMMAND_TIMEOUT_SECONDS, ID_BYTES, SEASON_SECONDS, player_i
 from .environment import SETTINGS_MODULE, django_setup
 from .errors import BenchError
 from .machine import python_probe_ms
-from .options import RESULTS
+from .options import seed_and_results_file_add
 from .processes import stop_on_sigterm
 from .scores import CHUNK, MAX_LOADED_POINTS, chunk_scores
 from .stats import latency_summary, percentile
@@ -646,13 +645,7 @@ def options_parse(argv: list[str] | None) -> argparse.Namespace:
         default=3,
         help="runs of a phase at most while other processes disturb it (3)",
     )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=RESULTS / "shards-latest.json",
-        help="results file (bench/results/shards-latest.json)",
-    )
+    seed_and_results_file_add(parser, "shards-latest.json")
     options = parser.parse_args(argv)
     if options.players < TOP:
         parser.error(f"--players must be at least {TOP}")
