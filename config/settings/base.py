@@ -1,5 +1,6 @@
 """Settings shared by every environment; everything that differs comes from the environment."""
 
+import socket
 from datetime import timedelta
 from ipaddress import ip_network
 from pathlib import Path
@@ -340,9 +341,29 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
-            # The layer waits for messages with blocking pops of 5 seconds; redis-py 8 would
-            # time those reads out at 5 seconds too (its new default), so allow longer.
-            "hosts": [{"address": CHANNEL_LAYER_REDIS_URL, "socket_timeout": 15}],
+            "hosts": [
+                {
+                    "address": CHANNEL_LAYER_REDIS_URL,
+                    # No socket timeout, on purpose. With one, redis-py writes every command
+                    # through asyncio.wait_for, which on Python 3.11 swallows a cancellation
+                    # landing as the write ends (CPython gh-86296): a live ticker's task then
+                    # waits on for ever and its web process never stops. The layer's reads end
+                    # by themselves (blocking pops of 5 seconds); a peer that vanished without
+                    # closing is found by TCP keepalive within about 25 seconds instead.
+                    "socket_timeout": None,
+                    "socket_connect_timeout": 5,
+                    "socket_keepalive": True,
+                    "socket_keepalive_options": {
+                        getattr(socket, option): value
+                        for option, value in (
+                            ("TCP_KEEPIDLE", 10),
+                            ("TCP_KEEPINTVL", 5),
+                            ("TCP_KEEPCNT", 3),
+                        )
+                        if hasattr(socket, option)
+                    },
+                }
+            ],
             "prefix": f"{LEADERBOARD_KEY_PREFIX}asgi:",
             # A notice only says "read again", so a ticker that falls behind may lose some:
             # each channel holds a bounded number, for a bounded time.
