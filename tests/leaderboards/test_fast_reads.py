@@ -16,6 +16,7 @@ from leaderboards.fast_reads import FastReads
 from matches.models import Player
 from seasons.models import Season, SeasonState
 from server.asgi import application
+from tests.asgi import asgi_get
 
 # The reads run the season lookup on a thread of their own, which must see committed rows.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,15 +30,6 @@ def board(board):
     """The shared board (tests/leaderboards/conftest.py), and p1 with a profile."""
     Player.objects.filter(player_id="p1").update(display_name="Ada", avatar_url="https://x/a.png")
     return board
-
-
-def asgi_get(app: Any, path: str, headers: dict[str, str] | None = None) -> httpx.Response:
-    async def get() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 4000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            return await http.get(path, headers=headers)
-
-    return asyncio.run(get())
 
 
 class DjangoCalls:

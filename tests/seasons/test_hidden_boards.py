@@ -4,10 +4,8 @@ until an operator publishes it, audited."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import channel_layers
@@ -19,6 +17,7 @@ from matches.models import PlayerTotal
 from seasons.models import Board
 from seasons.operator_actions import board_publish
 from server.asgi import application
+from tests.asgi import asgi_get
 from tests.factories import BoardFactory, SeasonFactory
 
 HIDDEN_READS = [
@@ -40,15 +39,6 @@ def secret(post_scores, season) -> Board:
     response = post_scores({"player_id": "p1", "points": 40, "match_id": "m1", "board": "secret"})
     assert response.status_code == 201
     return board
-
-
-def asgi_get(path: str) -> httpx.Response:
-    async def get() -> httpx.Response:
-        transport = httpx.ASGITransport(app=application, client=("127.0.0.1", 4000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            return await http.get(path)
-
-    return asyncio.run(get())
 
 
 @pytest.mark.django_db
@@ -104,7 +94,7 @@ def test_a_hidden_board_has_no_public_page_and_no_link(client, secret):
     ],
 )
 def test_the_event_loops_reads_of_a_hidden_board_answer_404_board_not_found(secret, path):
-    response = asgi_get(path)
+    response = asgi_get(application, path)
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "board_not_found"
