@@ -14,11 +14,14 @@ import itertools
 import json
 import zlib
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.conf import settings
 from redis.crc import key_slot
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from config.redis import (
     ScriptCall,
@@ -52,9 +55,20 @@ local function better(key, score, competition)
 end
 """
 
+# A read of a season whose standings must be whole names the season's marker as KEYS[2] (see
+# "Whole standings" below); without it the set may be a lost one refilled in part, and the read
+# fails rather than answer from it.
+_NOT_WHOLE = "NOTWHOLE"
+_LUA_WHOLE = f"""
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 0 then
+  return redis.error_reply('{_NOT_WHOLE} the season has no whole standings in Redis')
+end
+"""
+
 # Rank, score, board size and competition-rank base of one player, in one atomic step.
 _READ_RANK = (
     _LUA_BETTER
+    + _LUA_WHOLE
     + """
 local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
 local size = redis.call('ZCARD', KEYS[1])
@@ -67,6 +81,7 @@ return {rank, score, size, better(KEYS[1], score, ARGV[2])}
 # A page of the board by rank, with the competition-rank base of its first row.
 _READ_PAGE = (
     _LUA_BETTER
+    + _LUA_WHOLE
     + """
 local rows = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES')
 local size = redis.call('ZCARD', KEYS[1])
@@ -79,6 +94,7 @@ return {size, first_better, rows}
 # The player's rank and the contiguous ranks around it, both read from the same set.
 _READ_AROUND = (
     _LUA_BETTER
+    + _LUA_WHOLE
     + """
 local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
 local size = redis.call('ZCARD', KEYS[1])
@@ -94,6 +110,7 @@ return {rank, size, first, better(KEYS[1], rows[2], ARGV[3]), rows}
 # Rank, score and (with the flag first in ARGV) competition-rank base of each of many players.
 _READ_MANY = (
     _LUA_BETTER
+    + _LUA_WHOLE
     + """
 local out = {}
 for i = 2, #ARGV do
@@ -130,7 +147,8 @@ return 1
 
 # The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score pairs. Banned
 # players are skipped; while a rebuild runs (KEYS[3] exists) the set it builds gets the write too,
-# so a result committed after the rebuild read PostgreSQL is not lost by the swap.
+# so a result committed after the rebuild read PostgreSQL is not lost by the swap. Returns what
+# it wrote and whether the set is marked whole (KEYS[5]).
 _MIRROR = """
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
 local written = 0
@@ -142,7 +160,7 @@ for i = 2, #ARGV, 2 do
     written = written + 1
   end
 end
-return written
+return {written, redis.call('EXISTS', KEYS[5])}
 """
 
 # A correction (a voided result): the member's score set exactly, whichever way it moves, or the
@@ -170,8 +188,8 @@ return 1
 """
 
 # The rebuild's swap: the built set replaces the live one (the old one is freed in the
-# background), minus players banned while it was built; the marker goes, so the mirror writes
-# the live set alone again.
+# background), minus players banned while it was built; the rebuild's marker goes, so the mirror
+# writes the live set alone again, and the set is marked whole (built from PostgreSQL).
 _SWAP = """
 local banned = redis.call('SMEMBERS', KEYS[2])
 for i = 1, #banned do redis.call('ZREM', KEYS[4], banned[i]) end
@@ -181,6 +199,7 @@ if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('RENAME', KEYS[4], KEYS[1])
   redis.call('PERSIST', KEYS[1])
 end
+redis.call('SET', KEYS[5], '1')
 return redis.call('ZCARD', KEYS[1])
 """
 
@@ -238,14 +257,21 @@ def _banned_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
     return _shard_key(season_id, shards, shard, "banned")
 
 
+def _whole_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
+    """The shard's "whole" marker (see "Whole standings" below)."""
+    return _shard_key(season_id, shards, shard, "whole")
+
+
 def _season_keys(season_id: int, shards: int = 1, shard: int = 0) -> list[str]:
     """The keys the mirror's and the rebuild's scripts touch, all in the shard's slot: the live
-    set, the banned players, the marker of a rebuild in progress and the set it builds."""
+    set, the banned players, the marker of a rebuild in progress, the set it builds and the
+    marker of a whole set."""
     return [
         standings_key(season_id, shards, shard),
         _banned_key(season_id, shards, shard),
         _shard_key(season_id, shards, shard, "rebuilding"),
         _shard_key(season_id, shards, shard, "rebuild"),
+        _whole_key(season_id, shards, shard),
     ]
 
 
@@ -280,7 +306,15 @@ class Standing:
     better_count: int | None
 
 
-def write_standings(writes: Iterable[StandingWrite]) -> int:
+@dataclass(frozen=True, slots=True)
+class Mirrored:
+    written: int
+    # The seasons written whose set (a shard of it, at least) is not marked whole: season id ->
+    # its shards. New, or lost with its Redis: the caller tells which (services.py).
+    not_whole: dict[int, int]
+
+
+def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     """Mirror standings with ZADD GT (or LT): never moves a score back, so replays and tasks
     arriving out of order are harmless. Banned players are skipped, and while a rebuild is
     building the season's next set, the write goes to that set too (see rebuild_standings).
@@ -292,7 +326,7 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
             (write.player_id, str(write.composite))
         )
     if not groups:
-        return 0
+        return Mirrored(0, {})
     commands = [
         evalsha(
             ScriptCall(
@@ -307,8 +341,21 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
     # so a reader told of the change afterwards finds it on a replica too.
     acknowledge = replicas_acknowledge()
     if acknowledge is not None:
-        return sum(commands_run([*commands, acknowledge])[:-1])
-    return sum(commands_run(commands))
+        replies = commands_run([*commands, acknowledge])[:-1]
+    else:
+        replies = commands_run(commands)
+    written = 0
+    not_whole: dict[int, int] = {}
+    for (season_id, shards, _, _), reply in zip(groups, replies, strict=True):
+        written += int(reply[0])
+        if not int(reply[1]):
+            not_whole[season_id] = shards
+    return Mirrored(written, not_whole)
+
+
+def write_standings(writes: Iterable[StandingWrite]) -> int:
+    """mirror_standings, for callers that need only how many standings were written."""
+    return mirror_standings(writes).written
 
 
 def standing_correct(
@@ -403,6 +450,72 @@ def standings_exist(season_id: int, *, shards: int = 1) -> bool:
     return any(int(found) for found in commands_run([("EXISTS", key) for key in keys]))
 
 
+# --- Whole standings ---------------------------------------------------------------------------
+# Redis cannot tell a season's set lost with its node (restarted empty, then refilled in part by
+# the mirror) from a new one: both lack players PostgreSQL ranks. So each set (each shard) has a
+# marker beside it, in its slot, which is lost with it: set by the rebuild's swap (a set built
+# from PostgreSQL) and, for a season never marked, once at its first mirror write (services.py,
+# which records the marking in PostgreSQL first). A read told the season was marked once
+# (`whole`, see selectors.standings_whole_required) fails with StandingsNotWhole where a marker is
+# missing, so the API answers 503 until the rebuild that the mirror or reconciliation starts has
+# put the season back.
+
+
+class StandingsNotWhole(RedisConnectionError):
+    """A season's standings in Redis are not whole (lost with their Redis): no answer from them.
+    To every caller it is the store being unavailable, as a Redis down is (503, the 503 page,
+    a socket closed with 4503): its Redis is back, but not its standings yet."""
+
+
+@contextmanager
+def _whole_or_raise() -> Iterator[None]:
+    """A read script's "not whole" reply as StandingsNotWhole."""
+    try:
+        yield
+    except ResponseError as exc:
+        if str(exc).startswith(_NOT_WHOLE):
+            raise StandingsNotWhole(str(exc)) from exc
+        raise
+
+
+def _read_keys(season_id: int, whole: bool) -> list[str]:
+    """A single-set read script's keys: the set, and its marker when it must be whole."""
+    return [standings_key(season_id), *([_whole_key(season_id)] if whole else [])]
+
+
+def _whole_commands(season_id: int, shards: int, whole: bool) -> Commands:
+    return (
+        [("EXISTS", _whole_key(season_id, shards, shard)) for shard in range(shards)]
+        if whole
+        else []
+    )
+
+
+def _whole_checked(season_id: int, replies: list[Any], whole: bool, shards: int) -> list[Any]:
+    """A sharded read's first replies, without its markers' (last), which must all exist."""
+    if not whole:
+        return replies
+    if not all(int(found) for found in replies[-shards:]):
+        raise StandingsNotWhole(f"season {season_id}: a shard has no whole standings in Redis")
+    return replies[:-shards]
+
+
+def standings_mark_whole(season_id: int, *, shards: int = 1) -> None:
+    """Mark the season's sets whole (a season never marked, at its first write: services.py)."""
+    commands_run([("SET", _whole_key(season_id, shards, shard), "1") for shard in range(shards)])
+
+
+def standings_whole(season_id: int, *, shards: int = 1) -> bool:
+    """Whether every shard of the season is marked whole."""
+    return all(int(found) for found in commands_run(_whole_commands(season_id, shards, True)))
+
+
+def heal_claim(season_id: int, *, seconds: int) -> bool:
+    """Claim the healing of a season for `seconds` (one rebuild queued, however many callers
+    find it lost meanwhile)."""
+    return bool(client().set(_season_key(season_id, "healing"), "1", nx=True, ex=seconds))
+
+
 def _rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:
     return [(flat[i], first_rank + i // 2, int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]
 
@@ -437,9 +550,11 @@ def _int_or_none(value: Any) -> int | None:
 # Each read is a script call and a parse of its reply. The calls are written once, as
 # (script, keys, args), so the synchronous reads here and the event loop's reads below send
 # exactly the same commands and read their replies with the same code.
-def _page_call(season_id: int, offset: int, limit: int, competition: bool) -> ScriptCall:
+def _page_call(
+    season_id: int, offset: int, limit: int, competition: bool, whole: bool
+) -> ScriptCall:
     args = [offset, offset + limit - 1, _flag(competition)]
-    return ScriptCall(_READ_PAGE, [standings_key(season_id)], args)
+    return ScriptCall(_READ_PAGE, _read_keys(season_id, whole), args)
 
 
 def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
@@ -449,8 +564,8 @@ def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
     )
 
 
-def _rank_call(season_id: int, player_id: str, competition: bool) -> ScriptCall:
-    return ScriptCall(_READ_RANK, [standings_key(season_id)], [player_id, _flag(competition)])
+def _rank_call(season_id: int, player_id: str, competition: bool, whole: bool) -> ScriptCall:
+    return ScriptCall(_READ_RANK, _read_keys(season_id, whole), [player_id, _flag(competition)])
 
 
 def _rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]:
@@ -460,8 +575,11 @@ def _rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]
     return int(size), Standing(player_id, int(rank) + 1, int(float(score)), _int_or_none(better))
 
 
-def _around_call(season_id: int, player_id: str, n: int, competition: bool) -> ScriptCall:
-    return ScriptCall(_READ_AROUND, [standings_key(season_id)], [player_id, n, _flag(competition)])
+def _around_call(
+    season_id: int, player_id: str, n: int, competition: bool, whole: bool
+) -> ScriptCall:
+    args = [player_id, n, _flag(competition)]
+    return ScriptCall(_READ_AROUND, _read_keys(season_id, whole), args)
 
 
 def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None, list[Standing]]:
@@ -476,7 +594,8 @@ def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | Non
 # A read with `shared` may be answered by a replica of the primary (config/redis.py says which
 # and when); the others, and every read of the closing, reconciliation and checks, by the primary.
 def _read(call: ScriptCall, shared: bool) -> Any:
-    return replica_script_run(call) if shared else script_run(call)
+    with _whole_or_raise():
+        return replica_script_run(call) if shared else script_run(call)
 
 
 def read_page(
@@ -487,11 +606,14 @@ def read_page(
     competition: bool = True,
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, list[Standing]]:
-    """Ranks offset+1 .. offset+limit, best first, and the board's size."""
+    """Ranks offset+1 .. offset+limit, best first, and the board's size. With `whole`, raises
+    StandingsNotWhole where the season's standings are not marked whole (the same below)."""
     if shards > 1:
-        return _run(_page_plan(season_id, shards, offset, limit, competition), shared)
-    return _page_reply(offset, _read(_page_call(season_id, offset, limit, competition), shared))
+        return _run(_page_plan(season_id, shards, offset, limit, competition, whole), shared)
+    call = _page_call(season_id, offset, limit, competition, whole)
+    return _page_reply(offset, _read(call, shared))
 
 
 def read_rank(
@@ -501,10 +623,12 @@ def read_rank(
     competition: bool = True,
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, Standing | None]:
     if shards > 1:
-        return _run(_rank_plan(season_id, shards, player_id, competition), shared)
-    return _rank_reply(player_id, _read(_rank_call(season_id, player_id, competition), shared))
+        return _run(_rank_plan(season_id, shards, player_id, competition, whole), shared)
+    call = _rank_call(season_id, player_id, competition, whole)
+    return _rank_reply(player_id, _read(call, shared))
 
 
 def read_around(
@@ -515,23 +639,32 @@ def read_around(
     competition: bool = True,
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, Standing | None, list[Standing]]:
     if shards > 1:
-        return _run(_around_plan(season_id, shards, player_id, n, competition), shared)
-    call = _around_call(season_id, player_id, n, competition)
+        return _run(_around_plan(season_id, shards, player_id, n, competition, whole), shared)
+    call = _around_call(season_id, player_id, n, competition, whole)
     return _around_reply(player_id, _read(call, shared))
 
 
 def read_many(
-    season_id: int, player_ids: Sequence[str], *, competition: bool = True, shards: int = 1
+    season_id: int,
+    player_ids: Sequence[str],
+    *,
+    competition: bool = True,
+    shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, list[Standing | None]]:
     if shards > 1:
-        return _run(_many_plan(season_id, shards, player_ids, competition), False)
+        return _run(_many_plan(season_id, shards, player_ids, competition, whole), False)
     if not player_ids:
+        if whole and not standings_whole(season_id):
+            raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
         return board_size(season_id), []
-    size, rows = script(_READ_MANY)(
-        keys=[standings_key(season_id)], args=[_flag(competition), *player_ids]
-    )
+    with _whole_or_raise():
+        size, rows = script(_READ_MANY)(
+            keys=_read_keys(season_id, whole), args=[_flag(competition), *player_ids]
+        )
     out: list[Standing | None] = []
     for player_id, (rank, score, better) in zip(player_ids, rows, strict=True):
         if rank is None:
@@ -544,7 +677,9 @@ def read_many(
 # Ordinal rank and score of many players, flat: rank, score, rank, score... (-1 when absent).
 # No competition-rank base: the live ticker reads this for every followed player on every
 # change, so it does only what an ordinal rank needs.
-_READ_RANKS = """
+_READ_RANKS = (
+    _LUA_WHOLE
+    + """
 local out = {}
 for i = 1, #ARGV do
   local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
@@ -558,6 +693,7 @@ for i = 1, #ARGV do
 end
 return out
 """
+)
 
 # Players one script call ranks in a batch read: a long script blocks every other client.
 _BATCH_CHUNK = 1000
@@ -580,24 +716,27 @@ def read_batch(
     arounds: Sequence[tuple[str, int]] = (),
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> BatchRead:
     """The top, many players' ordinal ranks and several around-me windows of one season, in one
     round trip (the live ticker's read). Each part is read atomically; the parts may be a few
     commands apart, which a reader that looks again on the next change tolerates. (A sharded
     board's parts are read one after the other, each in its few steps.)"""
     if shards > 1:
-        return _run(_batch_plan(season_id, shards, top, player_ids, arounds), shared)
+        return _run(_batch_plan(season_id, shards, top, player_ids, arounds, whole), shared)
     key = standings_key(season_id)
+    keys = _read_keys(season_id, whole)
     calls = []
     if top > 0:
-        calls.append(ScriptCall(_READ_PAGE, [key], [0, top - 1, _flag(False)]))
+        calls.append(ScriptCall(_READ_PAGE, keys, [0, top - 1, _flag(False)]))
     chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
-    calls += [ScriptCall(_READ_RANKS, [key], list(chunk)) for chunk in chunks]
+    calls += [ScriptCall(_READ_RANKS, keys, list(chunk)) for chunk in chunks]
     calls += [
-        ScriptCall(_READ_AROUND, [key], [player_id, n, _flag(False)]) for player_id, n in arounds
+        ScriptCall(_READ_AROUND, keys, [player_id, n, _flag(False)]) for player_id, n in arounds
     ]
     commands = [*map(evalsha, calls), ("ZCARD", key)]
-    replies = iter(replica_commands_run(commands) if shared else commands_run(commands))
+    with _whole_or_raise():
+        replies = iter(replica_commands_run(commands) if shared else commands_run(commands))
 
     page: list[Standing] = []
     if top > 0:
@@ -758,11 +897,16 @@ def _sizes_commands(keys: Sequence[str]) -> Commands:
 
 
 def _rank_plan(
-    season_id: int, shards: int, player_id: str, competition: bool
+    season_id: int, shards: int, player_id: str, competition: bool, whole: bool
 ) -> Plan[tuple[int, Standing | None]]:
     keys = _standings_keys(season_id, shards)
     own = keys[shard_of(player_id, shards)]
-    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
+    replies = yield [
+        ("ZSCORE", own, player_id),
+        *_sizes_commands(keys),
+        *_whole_commands(season_id, shards, whole),
+    ]
+    replies = _whole_checked(season_id, replies, whole, shards)
     size = sum(int(count) for count in replies[1:])
     if replies[0] is None:
         return size, None
@@ -783,7 +927,7 @@ def _standings_from(
 
 
 def _page_plan(
-    season_id: int, shards: int, offset: int, limit: int, competition: bool
+    season_id: int, shards: int, offset: int, limit: int, competition: bool, whole: bool
 ) -> Plan[tuple[int, list[Standing]]]:
     keys = _standings_keys(season_id, shards)
     if offset + limit <= _MERGED_TOP_REACH:
@@ -791,7 +935,9 @@ def _page_plan(
         replies = yield [
             *_sizes_commands(keys),
             *(("ZREVRANGE", key, 0, last, "WITHSCORES") for key in keys),
+            *_whole_commands(season_id, shards, whole),
         ]
+        replies = _whole_checked(season_id, replies, whole, shards)
         size = sum(int(count) for count in replies[:shards])
         merged = list(itertools.islice(_merged(map(_pairs, replies[shards:])), last + 1))
         rows = merged[offset:]
@@ -802,7 +948,8 @@ def _page_plan(
         floor = _points_floor(rows[0][1])
         better = sum(1 for _, composite in merged[:offset] if composite >= floor)
         return size, _standings_from(rows, offset + 1, better if competition else None)
-    sizes = [int(count) for count in (yield _sizes_commands(keys))]
+    replies = yield [*_sizes_commands(keys), *_whole_commands(season_id, shards, whole)]
+    sizes = [int(count) for count in _whole_checked(season_id, replies, whole, shards)]
     if offset >= sum(sizes):
         return sum(sizes), []
     starts = yield from _starts_plan(keys, sizes, offset)
@@ -856,11 +1003,16 @@ def _starts_plan(keys: Sequence[str], sizes: Sequence[int], offset: int) -> Plan
 
 
 def _around_plan(
-    season_id: int, shards: int, player_id: str, n: int, competition: bool
+    season_id: int, shards: int, player_id: str, n: int, competition: bool, whole: bool
 ) -> Plan[tuple[int, Standing | None, list[Standing]]]:
     keys = _standings_keys(season_id, shards)
     own = keys[shard_of(player_id, shards)]
-    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
+    replies = yield [
+        ("ZSCORE", own, player_id),
+        *_sizes_commands(keys),
+        *_whole_commands(season_id, shards, whole),
+    ]
+    replies = _whole_checked(season_id, replies, whole, shards)
     size = sum(int(count) for count in replies[1:])
     if replies[0] is None:
         return size, None, []
@@ -878,14 +1030,16 @@ def _around_plan(
 
 
 def _many_plan(
-    season_id: int, shards: int, player_ids: Sequence[str], competition: bool
+    season_id: int, shards: int, player_ids: Sequence[str], competition: bool, whole: bool
 ) -> Plan[tuple[int, list[Standing | None]]]:
     keys = _standings_keys(season_id, shards)
     groups = _by_shard(player_ids, shards)
     replies = yield [
         *_sizes_commands(keys),
         *(("ZMSCORE", keys[shard], *ids) for shard, ids in groups.items()),
+        *_whole_commands(season_id, shards, whole),
     ]
+    replies = _whole_checked(season_id, replies, whole, shards)
     size = sum(int(count) for count in replies[:shards])
     scores: dict[str, Any] = {}
     for ids, found in zip(groups.values(), replies[shards:], strict=True):
@@ -917,12 +1071,15 @@ def _batch_plan(
     top: int,
     player_ids: Sequence[str],
     arounds: Sequence[tuple[str, int]],
+    whole: bool,
 ) -> Plan[BatchRead]:
-    size, page = (yield from _page_plan(season_id, shards, 0, top, False)) if top > 0 else (0, [])
-    many_size, many = yield from _many_plan(season_id, shards, player_ids, False)
+    size, page = (
+        (yield from _page_plan(season_id, shards, 0, top, False, whole)) if top > 0 else (0, [])
+    )
+    many_size, many = yield from _many_plan(season_id, shards, player_ids, False, whole)
     windows = []
     for player_id, n in arounds:
-        _, _, window = yield from _around_plan(season_id, shards, player_id, n, False)
+        _, _, window = yield from _around_plan(season_id, shards, player_id, n, False, whole)
         windows.append(window)
     return BatchRead(
         size=max(size, many_size),
@@ -988,9 +1145,11 @@ def reconcile_scan_cursor_set(season_id: int, cursor: int) -> None:
 
 
 def iter_standings(
-    season_id: int, *, page_size: int = 1000, shards: int = 1
+    season_id: int, *, page_size: int = 1000, shards: int = 1, whole: bool = False
 ) -> Iterable[list[Standing]]:
     """Walk the whole board by rank in pages (for archiving and checks)."""
+    if whole and not standings_whole(season_id, shards=shards):
+        raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
     if shards > 1:
         yield from _iter_sharded(season_id, shards, page_size)
         return
@@ -1187,7 +1346,8 @@ async def aplayer_banned_in(season_id: int, player_id: str, *, shards: int = 1) 
 
 
 async def _aread(call: ScriptCall, shared: bool) -> Any:
-    return await (areplica_script_run(call) if shared else loop_script_run(call))
+    with _whole_or_raise():
+        return await (areplica_script_run(call) if shared else loop_script_run(call))
 
 
 async def aread_rank(
@@ -1197,13 +1357,13 @@ async def aread_rank(
     competition: bool = True,
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
     if shards > 1:
-        return await _arun(_rank_plan(season_id, shards, player_id, competition), shared)
-    return _rank_reply(
-        player_id, await _aread(_rank_call(season_id, player_id, competition), shared)
-    )
+        return await _arun(_rank_plan(season_id, shards, player_id, competition, whole), shared)
+    call = _rank_call(season_id, player_id, competition, whole)
+    return _rank_reply(player_id, await _aread(call, shared))
 
 
 async def aread_around(
@@ -1214,11 +1374,13 @@ async def aread_around(
     competition: bool = True,
     shared: bool = False,
     shards: int = 1,
+    whole: bool = False,
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
     if shards > 1:
-        return await _arun(_around_plan(season_id, shards, player_id, n, competition), shared)
-    call = _around_call(season_id, player_id, n, competition)
+        plan = _around_plan(season_id, shards, player_id, n, competition, whole)
+        return await _arun(plan, shared)
+    call = _around_call(season_id, player_id, n, competition, whole)
     return _around_reply(player_id, await _aread(call, shared))
 
 

@@ -267,6 +267,10 @@ class Season(models.Model):
     standings_removed_at = models.DateTimeField(
         null=True, blank=True, help_text="When the closed season's Redis key was removed."
     )
+    # When the season's standings in Redis were first known whole (leaderboards.store, "Whole
+    # standings"). Set once, never cleared: from then on a set without its whole marker was
+    # lost with its Redis, and its reads answer 503 until it is rebuilt.
+    standings_whole_since = models.DateTimeField(null=True, blank=True, editable=False)
     # Where the reconciliation's walk through the whole season stopped (a player_id).
     reconcile_cursor = models.CharField(max_length=64, blank=True, default="")
     # Taken from the board when the season is created (left empty: the board's); it names the
