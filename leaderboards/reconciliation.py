@@ -151,10 +151,10 @@ def _missing(season: Season, player_ids: list[str]) -> Tally:
 
 
 def _rebuild_lost(season: Season, sample: Tally, now: datetime) -> Tally:
-    """Rebuild a season whose ZSET lost most of its members, from PostgreSQL, and record the
-    sample that showed it as the run's walk."""
+    """Rebuild a season whose ZSET was lost (its whole marker gone, or most of its members),
+    from PostgreSQL, and record the sample as the run's walk."""
     logger.warning(
-        "season %s: %d of %d sampled players missing from Redis; rebuilding its board",
+        "season %s: standings lost in Redis (%d of %d sampled players missing); rebuilding",
         season.pk,
         sample.drift,
         sample.checked,
@@ -178,8 +178,15 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
         .values_list("player_id", flat=True)[:WALK_PAGE]
     )
     sample = _missing(season, page[:LOST_SAMPLE])
-    if sample.drift * 2 > sample.checked:
+    marked = season.standings_whole_since is not None
+    if sample.drift * 2 > sample.checked or (
+        marked and not store.standings_whole(season.pk, shards=season.shards)
+    ):
         return _rebuild_lost(season, sample, now)
+    if not marked:
+        # Never marked whole (no result mirrored yet, or kept from before the marker), and
+        # not lost by the sample: from now on a loss of it is found.
+        services.season_standings_mark_first(season_id=season.pk, shards=season.shards)
 
     recent = Tally()
     _check(season, _recent_players(season), recent)

@@ -31,6 +31,8 @@ REBUILD_CHUNK = 20000
 # The sweep leaves younger outbox rows to the tasks already queued for them.
 SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
+# A season found lost is rebuilt once in this long, however many writes and runs find it so.
+HEAL_CLAIM_SECONDS = 60
 
 
 def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
@@ -48,7 +50,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         )
         shards_of_live = dict(cursor.fetchall())
     live_changes = [c for c in changes if c.season_id in shards_of_live]
-    written = store.write_standings(
+    mirrored = store.mirror_standings(
         store.StandingWrite(
             season_id=c.season_id,
             player_id=c.player_id,
@@ -58,6 +60,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         )
         for c in live_changes
     )
+    _seasons_not_whole(mirrored.not_whole)
     if live_changes:
         players: dict[int, set[str]] = {}
         for change in live_changes:
@@ -70,7 +73,52 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             "DELETE FROM matches_pendingstanding WHERE id = ANY(%s)",
             [sorted(c.pending_id for c in changes)],
         )
-    return written
+    return mirrored.written
+
+
+def _seasons_not_whole(not_whole: dict[int, int]) -> None:
+    """Seasons the mirror wrote whose sets are not marked whole (store.py, "Whole standings").
+    One never marked is new (or from before the marker): it is marked now, PostgreSQL first, so
+    a crash in between leaves it to be rebuilt, never marked whole unchecked. One marked before
+    lost its set with its Redis: it is rebuilt, and reads answer 503 meanwhile."""
+    for season_id, shards in not_whole.items():
+        if not season_standings_mark_first(season_id=season_id, shards=shards):
+            season_heal_queue(season_id=season_id)
+
+
+def season_standings_mark_first(*, season_id: int, shards: int) -> bool:
+    """Mark a season's standings whole if they never were (PostgreSQL first, then Redis);
+    False if they were marked before (so a missing marker means they were lost)."""
+    first = Season.objects.filter(pk=season_id, standings_whole_since__isnull=True).update(
+        standings_whole_since=timezone.now()
+    )
+    if first:
+        store.standings_mark_whole(season_id, shards=shards)
+    return bool(first)
+
+
+def season_heal_queue(*, season_id: int) -> None:
+    """Queue the rebuild of a season whose standings Redis lost, once a while (the mirror finds
+    it at every write)."""
+    if not store.heal_claim(season_id, seconds=HEAL_CLAIM_SECONDS):
+        return
+    logger.warning("season %s lost its standings in Redis; rebuilding them", season_id)
+    from .tasks import heal_season  # the tasks module imports this one
+
+    try:
+        heal_season.apply_async((season_id,), retry=False)
+    except Exception:
+        # The broker is away: reconciliation's next run rebuilds it instead.
+        logger.warning("could not queue the rebuild of season %s", season_id, exc_info=True)
+
+
+def season_heal(*, season_id: int) -> int:
+    """Rebuild a season's standings if Redis lost them (it is live and not marked whole);
+    returns the players rebuilt (0: nothing to heal)."""
+    season = Season.objects.select_related("board").get(pk=season_id)
+    if season.state == SeasonState.CLOSED or store.standings_whole(season.pk, shards=season.shards):
+        return 0
+    return season_rebuild_standings(season=season)
 
 
 def totals_mirror_pending(
@@ -167,6 +215,11 @@ def season_rebuild_standings(
             on_chunk=on_progress,
             shards=season.shards,
         )
+    # Built from PostgreSQL, so whole: a later loss of it is found, even if it was never
+    # marked before.
+    Season.objects.filter(pk=season.pk, standings_whole_since__isnull=True).update(
+        standings_whole_since=timezone.now()
+    )
     live.standings_changed([season.id])
     logger.info("rebuilt season %s: %d players", season.pk, size)
     return size

@@ -77,6 +77,15 @@ def rebuild_season(season_id: int, actor_id: int | None = None) -> int:
         return 0
 
 
+@shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
+def heal_season(season_id: int) -> int:
+    try:
+        return services.season_heal(season_id=season_id)
+    except SeasonBusy:
+        logger.info("season %s is being closed or rebuilt already", season_id)
+        return 0
+
+
 @shared_task(acks_late=False, time_limit=RECONCILE_TIME_LIMIT_SECONDS)
 def reconcile() -> int:
     return reconciliation.seasons_reconcile()

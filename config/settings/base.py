@@ -193,6 +193,7 @@ CELERY_TASK_ROUTES = {
         "seasons.tasks.close_due_seasons",
         "seasons.tasks.close_season",
         "leaderboards.tasks.rebuild_season",
+        "leaderboards.tasks.heal_season",
         "leaderboards.tasks.reconcile",
     )
 }
