@@ -105,6 +105,10 @@ class FastReads:
         except DomainError as exc:
             raise _NotHere from exc  # Django answers the 400 with the field errors
         season = await _season(query["board"], query["season"])
+        if kind != "top" and not selectors.standings_whole_known(season):
+            # A season not known here to have been marked whole: Django looks it up (the top
+            # pages are built by the selectors on a thread, which do the same).
+            raise _NotHere
 
         taken = _rate_limit(scope, headers)
         if taken is not None and not taken[1].allowed:
@@ -155,6 +159,7 @@ async def _read(
             competition=competition,
             shared=read_your_writes.shared(season.pk, player_id),
             shards=season.shards,
+            whole=True,
         )
         if standing is None:
             banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
@@ -169,6 +174,7 @@ async def _read(
             competition=competition,
             shared=read_your_writes.shared(season.pk, player_id),
             shards=season.shards,
+            whole=True,
         )
         if me is None:
             banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)

@@ -18,7 +18,7 @@ from django.db import connection
 from seasons.models import RewardTier, Season
 from seasons.scoring import points_of
 
-from . import store
+from . import selectors, store
 
 # The last rank a percentage tier reaches, over `players` ranked players.
 _PERCENT_LAST_RANK = "ceil(t.top_percent / 100.0 * %(players)s)::bigint"
@@ -158,7 +158,12 @@ def season_rewards_preview(*, season: Season, offset: int = 0, limit: int = 100)
             outcomes[won[0]].gets.append((first, last))
 
     _, page = store.read_page(
-        season.pk, offset=offset, limit=limit + 1, competition=False, shards=season.shards
+        season.pk,
+        offset=offset,
+        limit=limit + 1,
+        competition=False,
+        shards=season.shards,
+        whole=selectors.standings_whole_required(season),
     )
     rewards = _rewards_of(season.board_id, players, [(s.player_id, s.rank) for s in page[:limit]])
     lowest_first = season.board.lowest_first

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -116,6 +118,42 @@ def profiles_forget(player_ids: Sequence[str]) -> None:
         logger.warning("profile cache unavailable; %d profiles not forgotten", len(player_ids))
 
 
+# Seasons whose standings were marked whole once (Season.standings_whole_since, which is set once
+# and never cleared, so this process may keep knowing it), and when each season not yet marked
+# was last looked up: a season is marked at its first mirror write, which this process's copy of
+# the season row (cached for seconds) does not see.
+_seasons_marked: set[int] = set()
+_unmarked_looked_up: dict[int, float] = {}
+UNMARKED_LOOKUP_SECONDS = 2.0
+
+
+def standings_whole_known(season: Season) -> bool:
+    """Whether the season's standings were marked whole once, as far as this process knows
+    without a query (the event loop's reads: a season not known so goes to Django)."""
+    if season.standings_whole_since is not None:
+        _seasons_marked.add(season.pk)
+        return True
+    return season.pk in _seasons_marked
+
+
+def standings_whole_required(season: Season) -> bool:
+    """Whether reads of the season must find its standings whole: once they were marked so, a
+    set without its marker was lost with its Redis, and a read answers 503 rather than from it
+    (store.py, "Whole standings"). A season not marked yet is looked up again every
+    UNMARKED_LOOKUP_SECONDS at most."""
+    if standings_whole_known(season):
+        return True
+    now = time.monotonic()
+    if now - _unmarked_looked_up.get(season.pk, -math.inf) < UNMARKED_LOOKUP_SECONDS:
+        return False
+    _unmarked_looked_up[season.pk] = now
+    if Season.objects.filter(pk=season.pk, standings_whole_since__isnull=False).exists():
+        _seasons_marked.add(season.pk)
+        _unmarked_looked_up.pop(season.pk, None)
+        return True
+    return False
+
+
 class StandingsSource(NamedTuple):
     """Where a season's standings are read: its ZSET or its archive, with the same shapes."""
 
@@ -138,20 +176,26 @@ def standings_source(season: Season) -> StandingsSource:
         )
     # Pages may come from a replica; a player's own rank too, unless this process just
     # committed their result (read_your_writes).
+    whole = standings_whole_required(season)
     return StandingsSource(
-        read_page=partial(store.read_page, season.pk, shared=True, shards=season.shards),
-        read_rank=partial(_own_read, store.read_rank, season),
-        read_around=partial(_own_read, store.read_around, season),
-        read_many=partial(store.read_many, season.pk, shards=season.shards),
+        read_page=partial(
+            store.read_page, season.pk, shared=True, shards=season.shards, whole=whole
+        ),
+        read_rank=partial(_own_read, store.read_rank, season, whole),
+        read_around=partial(_own_read, store.read_around, season, whole),
+        read_many=partial(store.read_many, season.pk, shards=season.shards, whole=whole),
     )
 
 
-def _own_read(read: Callable[..., Any], season: Season, player_id: str, **options: Any) -> Any:
+def _own_read(
+    read: Callable[..., Any], season: Season, whole: bool, player_id: str, **options: Any
+) -> Any:
     return read(
         season.pk,
         player_id,
         shared=read_your_writes.shared(season.pk, player_id),
         shards=season.shards,
+        whole=whole,
         **options,
     )
 
@@ -412,7 +456,12 @@ def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[
     running = []
     for total in totals:
         season = total.season
-        size, standing = store.read_rank(season.pk, player_id, shards=season.shards)
+        size, standing = store.read_rank(
+            season.pk,
+            player_id,
+            shards=season.shards,
+            whole=standings_whole_required(season),
+        )
         running.append(
             {
                 "board": season.board.slug,

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 
 from leaderboards import store
+from leaderboards.selectors import standings_whole_required
 from matches.models import MatchResult
 from seasons.models import Season, SeasonState
 from seasons.scoring import points_of
@@ -69,7 +70,10 @@ def _sample_season(season: Season, *, instant: datetime, since: datetime) -> int
     taken = 0
     for start in range(0, len(player_ids), READ_CHUNK):
         _, standings = store.read_many(
-            season.pk, player_ids[start : start + READ_CHUNK], shards=season.shards
+            season.pk,
+            player_ids[start : start + READ_CHUNK],
+            shards=season.shards,
+            whole=standings_whole_required(season),
         )
         samples = [
             RankSample(

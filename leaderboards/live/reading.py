@@ -40,21 +40,22 @@ class TickReading:
 def read_for_tick(
     season: Season, *, top: int, player_ids: list[str], arounds: list[tuple[str, int]]
 ) -> TickReading:
-    batch = store.read_batch(
-        season.pk,
-        top=top,
-        player_ids=player_ids,
-        arounds=arounds,
-        shared=True,
-        shards=season.shards,
-    )
-    # One profile lookup for every row shown: the top and all the around-me windows.
-    rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
     try:
+        batch = store.read_batch(
+            season.pk,
+            top=top,
+            player_ids=player_ids,
+            arounds=arounds,
+            shared=True,
+            shards=season.shards,
+            whole=selectors.standings_whole_required(season),
+        )
+        # One profile lookup for every row shown: the top and all the around-me windows.
+        rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
         entries = selectors.standing_entries(season, rows, "ordinal")
     finally:
         # The ticker's thread serves no requests, so no request signal ever retires the
-        # database connection a profile lookup opened: do it here.
+        # database connection a lookup opened: do it here.
         close_old_connections()
     windows: dict[tuple[str, int], list[dict[str, Any]]] = {}
     start = len(batch.top)

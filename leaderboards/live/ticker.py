@@ -20,6 +20,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from redis.exceptions import RedisError
 
 from config.errors import DomainError
 from seasons.models import Season, SeasonState
@@ -222,6 +223,12 @@ class Ticker:
             if sockets.awaiting_snapshot or sockets.new_follows or (sockets.changed and now >= due):
                 try:
                     await self._tick(sockets, read_changes=sockets.changed and now >= due)
+                except RedisError as exc:
+                    # Redis away, or the season's standings lost with it: no push until they
+                    # are back (the REST reads answer 503 meanwhile).
+                    logger.warning("live tick failed for season %s: %s", sockets.season.pk, exc)
+                    sockets.changed = True
+                    await asyncio.sleep(1)
                 except Exception:
                     logger.exception("live tick failed for season %s", sockets.season.pk)
                     sockets.changed = True
