@@ -2,7 +2,7 @@
 the confirmation, reads of the lost node's seasons answer right or 503 while it is down, the
 other nodes' seasons keep answering, and the service's own periodic tasks bring every board
 back to exactly PostgreSQL's standings. Between the restart and that healing the lost node's
-boards still read short or empty (the expected failure at the end)."""
+boards answer 503, never short or empty (their whole markers went with the node)."""
 
 from __future__ import annotations
 
@@ -378,14 +378,6 @@ def test_a_node_restarted_empty_heals_from_postgres_with_nothing_lost(
     print(f"down {restarting - down:.1f} s; healed {whole - restarting:.1f} s after the restart")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=WrongAnswers,
-    reason=(
-        "a season's ZSET lost with its node reads as a smaller or empty board until "
-        "reconciliation rebuilds it: the store cannot yet tell it from a new one"
-    ),
-)
 def test_reads_of_a_node_restarted_empty_answer_right_or_503_until_it_is_healed(
     leaderboard_cluster: LocalRedisCluster, deployment: Deployment
 ):
