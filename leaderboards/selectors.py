@@ -6,6 +6,7 @@ avatars come from the profile cache, one round trip for the whole page.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -154,6 +155,25 @@ def standings_whole_required(season: Season) -> bool:
     return False
 
 
+def rebuild_asked_when_lost(read: Callable[..., Any], season_id: int) -> Callable[..., Any]:
+    """`read`, which when it finds the season's standings lost (a 503) asks for their rebuild:
+    a season that stands still gets no mirror write to find it so (at most one rebuild a
+    while: services.season_heal_queue)."""
+
+    @functools.wraps(read)
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return read(*args, **kwargs)
+        except store.StandingsNotWhole:
+            # services imports the live package, whose reading imports this module.
+            from .services import season_heal_queue
+
+            season_heal_queue(season_id=season_id)
+            raise
+
+    return reading
+
+
 class StandingsSource(NamedTuple):
     """Where a season's standings are read: its ZSET or its archive, with the same shapes."""
 
@@ -177,7 +197,7 @@ def standings_source(season: Season) -> StandingsSource:
     # Pages may come from a replica; a player's own rank too, unless this process just
     # committed their result (read_your_writes).
     whole = standings_whole_required(season)
-    return StandingsSource(
+    reads = StandingsSource(
         read_page=partial(
             store.read_page, season.pk, shared=True, shards=season.shards, whole=whole
         ),
@@ -185,6 +205,9 @@ def standings_source(season: Season) -> StandingsSource:
         read_around=partial(_own_read, store.read_around, season, whole),
         read_many=partial(store.read_many, season.pk, shards=season.shards, whole=whole),
     )
+    if not whole:
+        return reads
+    return StandingsSource(*(rebuild_asked_when_lost(read, season.pk) for read in reads))
 
 
 def _own_read(

@@ -118,7 +118,9 @@ def season_heal(*, season_id: int) -> int:
     season = Season.objects.select_related("board").get(pk=season_id)
     if season.state == SeasonState.CLOSED or store.standings_whole(season.pk, shards=season.shards):
         return 0
-    return season_rebuild_standings(season=season)
+    size = season_rebuild_standings(season=season)
+    store.heal_release(season.pk)
+    return size
 
 
 def totals_mirror_pending(

@@ -516,6 +516,11 @@ def heal_claim(season_id: int, *, seconds: int) -> bool:
     return bool(client().set(_season_key(season_id, "healing"), "1", nx=True, ex=seconds))
 
 
+def heal_release(season_id: int) -> None:
+    """The season is healed: a loss of it from now on is healed at once again."""
+    client().delete(_season_key(season_id, "healing"))
+
+
 def _rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:
     return [(flat[i], first_rank + i // 2, int(float(flat[i + 1]))) for i in range(0, len(flat), 2)]
 

@@ -41,7 +41,7 @@ def read_for_tick(
     season: Season, *, top: int, player_ids: list[str], arounds: list[tuple[str, int]]
 ) -> TickReading:
     try:
-        batch = store.read_batch(
+        batch = selectors.rebuild_asked_when_lost(store.read_batch, season.pk)(
             season.pk,
             top=top,
             player_ids=player_ids,

@@ -77,8 +77,10 @@ def test_reads_of_lost_standings_answer_503_until_the_next_result_has_them_rebui
         post(post_scores, player_id, points)
     assert client.get("/api/v1/leaderboard/players/p2").json()["rank"] == 2
 
-    # when: its Redis comes back empty, and nothing has been mirrored since
+    # when: its Redis comes back empty, and nothing has been mirrored since (its rebuild is
+    # queued already, and has not run yet)
     lose(season)
+    assert store.heal_claim(season.pk, seconds=60)
 
     # then: every read, through Django and through the event loop, is a 503, not an empty board
     for path in READS:
@@ -89,7 +91,9 @@ def test_reads_of_lost_standings_answer_503_until_the_next_result_has_them_rebui
     friends = client.post("/api/v1/leaderboard/ranks", {"player_ids": ["p1"]}, format="json")
     assert friends.status_code == 503
 
-    # when: the next result arrives (the mirror finds the set unmarked and has it rebuilt)
+    # when: the next result arrives once that rebuild is no longer awaited (the mirror finds
+    # the set unmarked and has it rebuilt)
+    store.heal_release(season.pk)
     post(post_scores, "p4", 5)
 
     # then: the board is PostgreSQL's again, lost players included, and reads answer
@@ -107,6 +111,7 @@ def test_one_lost_shard_is_enough_for_a_503(client, post_scores):
     assert client.get("/api/v1/leaderboard/top").status_code == 200
 
     store.client().delete(store._whole_key(season.pk, 3, store.shard_of("p3", 3)))
+    assert store.heal_claim(season.pk, seconds=60)  # its rebuild queued, not run yet
 
     assert client.get("/api/v1/leaderboard/players/p1").status_code == 503
     assert asgi_get(application, "/api/v1/leaderboard/top").status_code == 503
@@ -204,3 +209,23 @@ def test_a_process_learns_a_season_was_marked_without_its_copy_of_the_row(post_s
     selectors._unmarked_looked_up.clear()
     assert selectors.standings_whole_required(stale)
     assert selectors.standings_whole_known(stale)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_that_finds_a_still_season_lost_asks_for_its_rebuild(client, post_scores):
+    # given: a season with results, then none (nothing will write into it), lost with its Redis
+    season = SeasonFactory(board=BoardFactory(slug="global", name="Global"), slug="s1")
+    for player_id, points in (("p1", 30), ("p2", 20), ("p3", 10)):
+        post(post_scores, player_id, points)
+    assert client.get("/api/v1/leaderboard/players/p3").json()["rank"] == 3
+    lose(season)
+
+    # when: a player reads their rank (through the event loop, then Django)
+    first = asgi_get(application, "/api/v1/leaderboard/players/p3")
+
+    # then: that read is a 503, and it had the season rebuilt (the test's Celery runs the
+    # queued rebuild at once), so the next one answers from the whole board
+    assert first.status_code == 503
+    assert ranks_in_redis(season) == ranks_in_postgres(season)
+    assert asgi_get(application, "/api/v1/leaderboard/players/p3").json()["rank"] == 3
+    assert client.get("/api/v1/leaderboard/top").json()["total_players"] == 3
