@@ -135,19 +135,24 @@ def _recent_players(season: Season) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _missing(season: Season, player_ids: list[str]) -> Tally:
+def _missing(season: Season, player_ids: list[str]) -> tuple[Tally, dict[int, str]]:
     """How many of these players PostgreSQL ranks (`checked`) have no ZSET entry (`drift`), on
-    the shard that lost the most of them (a sharded season's node may be lost alone).
-    PostgreSQL is read first: a player it ranks whose standing is not in the outbox has been
-    mirrored already, so a missing entry is never the mirror's lag."""
+    the shard that lost the most of them (a sharded season's node may be lost alone), and a
+    player found in each shard. PostgreSQL is read first: a player it ranks whose standing is
+    not in the outbox has been mirrored already, so a missing entry is never the mirror's lag."""
     ranked = [p for p, composite in _expected(season, player_ids).items() if composite is not None]
     scores = store.scores_of(season.pk, ranked, shards=season.shards)
     by_shard: dict[int, Tally] = {}
+    present: dict[int, str] = {}
     for player_id, score in zip(ranked, scores, strict=True):
-        tally = by_shard.setdefault(store.shard_of(player_id, season.shards), Tally())
+        shard = store.shard_of(player_id, season.shards)
+        tally = by_shard.setdefault(shard, Tally())
         tally.checked += 1
         tally.drift += score is None
-    return max(by_shard.values(), key=lambda t: t.drift / t.checked, default=Tally())
+        if score is not None:
+            present[shard] = player_id
+    worst = max(by_shard.values(), key=lambda t: t.drift / t.checked, default=Tally())
+    return worst, present
 
 
 def _rebuild_lost(season: Season, sample: Tally, now: datetime) -> Tally:
@@ -177,7 +182,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
         .order_by("player_id")
         .values_list("player_id", flat=True)[:WALK_PAGE]
     )
-    sample = _missing(season, page[:LOST_SAMPLE])
+    sample, present = _missing(season, page[:LOST_SAMPLE])
     marked = season.standings_whole_since is not None
     if sample.drift * 2 > sample.checked or (
         marked and not store.standings_whole(season.pk, shards=season.shards)
@@ -186,7 +191,9 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     if not marked:
         # Never marked whole (no result mirrored yet, or kept from before the marker), and
         # not lost by the sample: from now on a loss of it is found.
-        services.season_standings_mark_first(season_id=season.pk, shards=season.shards)
+        services.season_standings_mark_first(
+            season_id=season.pk, shards=season.shards, present=present
+        )
 
     recent = Tally()
     _check(season, _recent_players(season), recent)

@@ -76,25 +76,34 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
     return mirrored.written
 
 
-def _seasons_not_whole(not_whole: dict[int, int]) -> None:
+def _seasons_not_whole(not_whole: dict[int, store.NotWhole]) -> None:
     """Seasons the mirror wrote whose sets are not marked whole (store.py, "Whole standings").
-    One never marked is new (or from before the marker): it is marked now, PostgreSQL first, so
-    a crash in between leaves it to be rebuilt, never marked whole unchecked. One marked before
+    One never marked is new (or from before the marker): it is marked now. One marked before
     lost its set with its Redis: it is rebuilt, and reads answer 503 meanwhile."""
-    for season_id, shards in not_whole.items():
-        if not season_standings_mark_first(season_id=season_id, shards=shards):
+    for season_id, found in not_whole.items():
+        if not season_standings_mark_first(
+            season_id=season_id, shards=found.shards, present=found.written
+        ):
             season_heal_queue(season_id=season_id)
 
 
-def season_standings_mark_first(*, season_id: int, shards: int) -> bool:
-    """Mark a season's standings whole if they never were (PostgreSQL first, then Redis);
-    False if they were marked before (so a missing marker means they were lost)."""
-    first = Season.objects.filter(pk=season_id, standings_whole_since__isnull=True).update(
+def season_standings_mark_first(
+    *, season_id: int, shards: int, present: dict[int, str] | None = None
+) -> bool:
+    """Mark a season's standings whole if they never were; False if they were marked before
+    (so a missing marker means they were lost). Redis first, then PostgreSQL: a reader that
+    finds the season marked in PostgreSQL finds its markers, and a crash in between leaves a
+    season unmarked in PostgreSQL, which reconciliation marks. A shard that no longer holds the
+    player seen there (`present`: lost since) is not marked, and the season is rebuilt."""
+    if Season.objects.filter(pk=season_id, standings_whole_since__isnull=False).exists():
+        return False
+    marked = store.standings_mark_whole(season_id, shards=shards, present=present)
+    Season.objects.filter(pk=season_id, standings_whole_since__isnull=True).update(
         standings_whole_since=timezone.now()
     )
-    if first:
-        store.standings_mark_whole(season_id, shards=shards)
-    return bool(first)
+    if not marked:
+        season_heal_queue(season_id=season_id)
+    return True
 
 
 def season_heal_queue(*, season_id: int) -> None:

@@ -148,19 +148,21 @@ return 1
 # The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score pairs. Banned
 # players are skipped; while a rebuild runs (KEYS[3] exists) the set it builds gets the write too,
 # so a result committed after the rebuild read PostgreSQL is not lost by the swap. Returns what
-# it wrote and whether the set is marked whole (KEYS[5]).
+# it wrote, whether the set is marked whole (KEYS[5]) and a member it wrote (or false).
 _MIRROR = """
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
 local written = 0
+local one = false
 for i = 2, #ARGV, 2 do
   local member = ARGV[i]
   if redis.call('SISMEMBER', KEYS[2], member) == 0 then
     redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
     if rebuilding then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member) end
     written = written + 1
+    one = member
   end
 end
-return {written, redis.call('EXISTS', KEYS[5])}
+return {written, redis.call('EXISTS', KEYS[5]), one}
 """
 
 # A correction (a voided result): the member's score set exactly, whichever way it moves, or the
@@ -189,8 +191,12 @@ return 1
 
 # The rebuild's swap: the built set replaces the live one (the old one is freed in the
 # background), minus players banned while it was built; the rebuild's marker goes, so the mirror
-# writes the live set alone again, and the set is marked whole (built from PostgreSQL).
+# writes the live set alone again, and the set is marked whole (built from PostgreSQL). Without
+# the rebuild's marker the build set lost its start with its Redis (restarted meanwhile): no swap.
 _SWAP = """
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('REBUILDLOST the set being built was lost with its Redis')
+end
 local banned = redis.call('SMEMBERS', KEYS[2])
 for i = 1, #banned do redis.call('ZREM', KEYS[4], banned[i]) end
 redis.call('DEL', KEYS[3])
@@ -307,11 +313,19 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
+class NotWhole:
+    """A season the mirror wrote whose sets (some shard's, at least) are not marked whole: new,
+    or lost with its Redis (the caller tells which: services.py)."""
+
+    shards: int
+    # A player written into each such shard, to mark it whole by (standings_mark_whole).
+    written: dict[int, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Mirrored:
     written: int
-    # The seasons written whose set (a shard of it, at least) is not marked whole: season id ->
-    # its shards. New, or lost with its Redis: the caller tells which (services.py).
-    not_whole: dict[int, int]
+    not_whole: dict[int, NotWhole]  # by season id
 
 
 def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
@@ -345,11 +359,13 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     else:
         replies = commands_run(commands)
     written = 0
-    not_whole: dict[int, int] = {}
-    for (season_id, shards, _, _), reply in zip(groups, replies, strict=True):
+    not_whole: dict[int, NotWhole] = {}
+    for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
         written += int(reply[0])
         if not int(reply[1]):
-            not_whole[season_id] = shards
+            found = not_whole.setdefault(season_id, NotWhole(shards, {}))
+            if reply[2]:
+                found.written[shard] = reply[2]
     return Mirrored(written, not_whole)
 
 
@@ -500,9 +516,35 @@ def _whole_checked(season_id: int, replies: list[Any], whole: bool, shards: int)
     return replies[:-shards]
 
 
-def standings_mark_whole(season_id: int, *, shards: int = 1) -> None:
-    """Mark the season's sets whole (a season never marked, at its first write: services.py)."""
-    commands_run([("SET", _whole_key(season_id, shards, shard), "1") for shard in range(shards)])
+# Mark a set whole, if it still holds the member its caller saw there (ARGV[1], "" for none):
+# a set lost with its Redis since the caller looked is not marked.
+_MARK_WHOLE = """
+if ARGV[1] ~= '' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('SET', KEYS[2], '1')
+return 1
+"""
+
+
+def standings_mark_whole(
+    season_id: int, *, shards: int = 1, present: Mapping[int, str] | None = None
+) -> bool:
+    """Mark the season's sets whole (a season never marked: services.py). `present` names, by
+    shard, a player the caller saw in the set: a shard that lost it since is not marked, and
+    False is returned. With replicas, they hold the marks before this returns."""
+    present = present or {}
+    calls = [
+        evalsha(
+            ScriptCall(
+                _MARK_WHOLE,
+                [standings_key(season_id, shards, shard), _whole_key(season_id, shards, shard)],
+                [present.get(shard, "")],
+            )
+        )
+        for shard in range(shards)
+    ]
+    acknowledge = replicas_acknowledge()
+    replies = commands_run([*calls, acknowledge] if acknowledge is not None else calls)
+    return all(int(marked) for marked in replies[:shards])
 
 
 def standings_whole(season_id: int, *, shards: int = 1) -> bool:
