@@ -184,11 +184,12 @@ class StandingsSource(NamedTuple):
 
 
 def standings_source(season: Season) -> StandingsSource:
-    """Live seasons read the ZSET; a closed one reads its key while the board keeps it (fast
-    "last season" pages) and the archive once the key is gone or lost."""
+    """Live seasons read the ZSET; a closed one reads its key while the board keeps it whole
+    (fast "last season" pages) and the archive once the key is gone, lost (a shard of it, even)
+    or was never marked whole."""
     live = season.state != SeasonState.CLOSED or (
         season.standings_removed_at is None
-        and store.standings_exist(season.pk, shards=season.shards)
+        and store.standings_whole(season.pk, shards=season.shards)
     )
     if not live:
         return StandingsSource(
