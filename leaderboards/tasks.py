@@ -77,6 +77,9 @@ def rebuild_season(season_id: int, actor_id: int | None = None) -> int:
         return 0
 
 
+# Not on the jobs queue: a lost season answers 503 until it is rebuilt, which must not wait
+# behind a close of hours; a rebuild takes one of the mirror's worker processes for seconds
+# (about 40 at 10 million players).
 @shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
 def heal_season(season_id: int) -> int:
     try:

@@ -193,7 +193,6 @@ CELERY_TASK_ROUTES = {
         "seasons.tasks.close_due_seasons",
         "seasons.tasks.close_season",
         "leaderboards.tasks.rebuild_season",
-        "leaderboards.tasks.heal_season",
         "leaderboards.tasks.reconcile",
     )
 }
@@ -349,8 +348,10 @@ CHANNEL_LAYERS = {
                     # through asyncio.wait_for, which on Python 3.11 swallows a cancellation
                     # landing as the write ends (CPython gh-86296): a live ticker's task then
                     # waits on for ever and its web process never stops. The layer's reads end
-                    # by themselves (blocking pops of 5 seconds); a peer that vanished without
-                    # closing is found by TCP keepalive within about 25 seconds instead.
+                    # by themselves (blocking pops of 5 seconds). A peer that vanished without
+                    # closing is found by TCP instead, within about 25 seconds: keepalive
+                    # probes an idle connection, and TCP_USER_TIMEOUT bounds data left
+                    # unacknowledged (otherwise retransmitted for some 15 minutes).
                     "socket_timeout": None,
                     "socket_connect_timeout": 5,
                     "socket_keepalive": True,
@@ -360,6 +361,7 @@ CHANNEL_LAYERS = {
                             ("TCP_KEEPIDLE", 10),
                             ("TCP_KEEPINTVL", 5),
                             ("TCP_KEEPCNT", 3),
+                            ("TCP_USER_TIMEOUT", 25_000),
                         )
                         if hasattr(socket, option)
                     },
