@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import redis
 
-from leaderboards import reconciliation, selectors, services, store
+from leaderboards import closing, reconciliation, selectors, services, store
 from matches.models import PlayerTotal
 from matches.outbox import StandingChange
 from seasons.models import Season
@@ -229,3 +230,63 @@ def test_a_read_that_finds_a_still_season_lost_asks_for_its_rebuild(client, post
     assert ranks_in_redis(season) == ranks_in_postgres(season)
     assert asgi_get(application, "/api/v1/leaderboard/players/p3").json()["rank"] == 3
     assert client.get("/api/v1/leaderboard/top").json()["total_players"] == 3
+
+
+def test_a_rebuild_whose_set_was_lost_while_it_ran_is_not_swapped_in_nor_marked(season):
+    # given: a season's standings, whole
+    PlayerTotalFactory.create_batch(4, season=season)
+    services.season_rebuild_standings(season=season)
+    rows = list(store.iter_standings(season.pk))[0]
+
+    def chunks_across_a_restart():
+        yield [(s.player_id, s.composite) for s in rows[:2]]
+        lose(season)  # its Redis restarts empty between two chunks of a rebuild
+        yield [(s.player_id, s.composite) for s in rows[2:]]
+
+    # when: a rebuild goes on across that restart
+    with pytest.raises(redis.exceptions.ResponseError, match="REBUILDLOST"):
+        store.rebuild_standings(season.pk, chunks_across_a_restart, worsening=False)
+
+    # then: the half it built after the restart is neither the board nor marked whole
+    assert store.board_size(season.pk) == 0
+    assert not store.standings_whole(season.pk)
+
+
+def test_a_season_is_not_marked_whole_if_its_set_lost_what_the_marker_saw(season):
+    # given: a season never marked, whose set lost the player the mirror just wrote (its
+    # Redis restarted between the write and the marking)
+    PlayerTotalFactory.create_batch(3, season=season)
+
+    # when
+    assert not store.standings_mark_whole(season.pk, present={0: "gone"})
+    services.season_standings_mark_first(season_id=season.pk, shards=1, present={0: "gone"})
+
+    # then: it counts as marked from now on, and was rebuilt (the test's Celery runs the
+    # queued rebuild at once) rather than marked whole empty
+    season.refresh_from_db()
+    assert season.standings_whole_since is not None
+    assert store.standings_whole(season.pk)
+    assert ranks_in_redis(season) == ranks_in_postgres(season)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_closed_season_with_a_lost_shard_is_read_from_its_archive(client, post_scores):
+    # given: a closed season of a board sharded over three sets, whose key is still kept
+    season = SeasonFactory(board=BoardFactory(slug="global", name="Global", shards=3), slug="s1")
+    for player_id, points in (("p1", 30), ("p2", 20), ("p3", 10), ("p4", 5)):
+        post(post_scores, player_id, points)
+    closing.season_close(season=season, force=True)
+    path = "/api/v1/leaderboard/top?season=s1"
+    archived = client.get(path).json()["entries"]
+    assert [e["player_id"] for e in archived] == ["p1", "p2", "p3", "p4"]
+
+    # when: one of its shards is lost with its node
+    store.client().delete(
+        store.standings_key(season.pk, 3, store.shard_of("p2", 3)),
+        store._whole_key(season.pk, 3, store.shard_of("p2", 3)),
+    )
+
+    # then: its reads come from the archive, whole, not a 503 until the key expires
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.json()["entries"] == archived
