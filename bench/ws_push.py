@@ -233,6 +233,7 @@ def django_prepare(env: Environment, *, run_seconds: float) -> Prepared:
     from django.utils import timezone
 
     from leaderboards import store
+    from leaderboards.services import season_rebuild_standings
     from matches.models import GameServer, MatchResult, Player, PlayerTotal
     from seasons.models import SeasonStatus
     from seasons.selectors import season_get
@@ -248,6 +249,10 @@ def django_prepare(env: Environment, *, run_seconds: float) -> Prepared:
     cache.delete_pattern("*")
     call_command("bootstrap", verbosity=0)
     season = season_get(board_slug=None, season_slug=None)
+    # Its keys were just deleted: to the service that is a season lost with its Redis (reads
+    # 503 until it is rebuilt), so it starts rebuilt from the emptied tables, as a deployment
+    # that lost its Redis would be.
+    season_rebuild_standings(season=season)
     # The sockets follow the season running when they connect: one that ends mid-run would
     # send them `season_closed` and take the load's results into the next season.
     until = timezone.now() + timedelta(seconds=run_seconds)
