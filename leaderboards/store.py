@@ -351,13 +351,7 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
         )
         for (season_id, shards, shard, worsening), members in groups.items()
     ]
-    # With replicas, the writes' own connection waits for them to hold the writes (bounded),
-    # so a reader told of the change afterwards finds it on a replica too.
-    acknowledge = replicas_acknowledge()
-    if acknowledge is not None:
-        replies = commands_run([*commands, acknowledge])[:-1]
-    else:
-        replies = commands_run(commands)
+    replies = _acknowledged_run(commands)
     written = 0
     not_whole: dict[int, NotWhole] = {}
     for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
@@ -367,6 +361,16 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
             if reply[2]:
                 found.written[shard] = reply[2]
     return Mirrored(written, not_whole)
+
+
+def _acknowledged_run(commands: Commands) -> list[Any]:
+    """Writes in one round trip. With replicas, the writes' own connection waits for them to
+    hold the writes (bounded), so a reader told of the change afterwards finds it on a replica
+    too."""
+    acknowledge = replicas_acknowledge()
+    if acknowledge is None:
+        return commands_run(commands)
+    return commands_run([*commands, acknowledge])[:-1]
 
 
 def write_standings(writes: Iterable[StandingWrite]) -> int:
@@ -499,21 +503,25 @@ def _read_keys(season_id: int, whole: bool) -> list[str]:
     return [standings_key(season_id), *([_whole_key(season_id)] if whole else [])]
 
 
-def _whole_commands(season_id: int, shards: int, whole: bool) -> Commands:
-    return (
-        [("EXISTS", _whole_key(season_id, shards, shard)) for shard in range(shards)]
-        if whole
-        else []
-    )
+def _whole_commands(season_id: int, shards: int) -> Commands:
+    return [("EXISTS", _whole_key(season_id, shards, shard)) for shard in range(shards)]
 
 
-def _whole_checked(season_id: int, replies: list[Any], whole: bool, shards: int) -> list[Any]:
-    """A sharded read's first replies, without its markers' (last), which must all exist."""
+def _whole_checked(plan: Plan[_T], season_id: int, shards: int, whole: bool) -> Plan[_T]:
+    """A sharded read's plan whose first round trip also asks for every shard's marker (with
+    `whole`), and which raises StandingsNotWhole where one is missing."""
     if not whole:
-        return replies
+        return (yield from plan)
+    markers = _whole_commands(season_id, shards)
+    replies = yield [*next(plan), *markers]
     if not all(int(found) for found in replies[-shards:]):
         raise StandingsNotWhole(f"season {season_id}: a shard has no whole standings in Redis")
-    return replies[:-shards]
+    replies = replies[:-shards]
+    try:
+        while True:
+            replies = yield plan.send(replies)
+    except StopIteration as done:
+        return done.value
 
 
 # Mark a set whole, if it still holds the member its caller saw there (ARGV[1], "" for none):
@@ -542,14 +550,12 @@ def standings_mark_whole(
         )
         for shard in range(shards)
     ]
-    acknowledge = replicas_acknowledge()
-    replies = commands_run([*calls, acknowledge] if acknowledge is not None else calls)
-    return all(int(marked) for marked in replies[:shards])
+    return all(int(marked) for marked in _acknowledged_run(calls))
 
 
 def standings_whole(season_id: int, *, shards: int = 1) -> bool:
     """Whether every shard of the season is marked whole."""
-    return all(int(found) for found in commands_run(_whole_commands(season_id, shards, True)))
+    return all(int(found) for found in commands_run(_whole_commands(season_id, shards)))
 
 
 def heal_claim(season_id: int, *, seconds: int) -> bool:
@@ -658,7 +664,8 @@ def read_page(
     """Ranks offset+1 .. offset+limit, best first, and the board's size. With `whole`, raises
     StandingsNotWhole where the season's standings are not marked whole (the same below)."""
     if shards > 1:
-        return _run(_page_plan(season_id, shards, offset, limit, competition, whole), shared)
+        plan = _page_plan(season_id, shards, offset, limit, competition)
+        return _run(_whole_checked(plan, season_id, shards, whole), shared)
     call = _page_call(season_id, offset, limit, competition, whole)
     return _page_reply(offset, _read(call, shared))
 
@@ -673,7 +680,8 @@ def read_rank(
     whole: bool = False,
 ) -> tuple[int, Standing | None]:
     if shards > 1:
-        return _run(_rank_plan(season_id, shards, player_id, competition, whole), shared)
+        plan = _rank_plan(season_id, shards, player_id, competition)
+        return _run(_whole_checked(plan, season_id, shards, whole), shared)
     call = _rank_call(season_id, player_id, competition, whole)
     return _rank_reply(player_id, _read(call, shared))
 
@@ -689,7 +697,8 @@ def read_around(
     whole: bool = False,
 ) -> tuple[int, Standing | None, list[Standing]]:
     if shards > 1:
-        return _run(_around_plan(season_id, shards, player_id, n, competition, whole), shared)
+        plan = _around_plan(season_id, shards, player_id, n, competition)
+        return _run(_whole_checked(plan, season_id, shards, whole), shared)
     call = _around_call(season_id, player_id, n, competition, whole)
     return _around_reply(player_id, _read(call, shared))
 
@@ -703,7 +712,8 @@ def read_many(
     whole: bool = False,
 ) -> tuple[int, list[Standing | None]]:
     if shards > 1:
-        return _run(_many_plan(season_id, shards, player_ids, competition, whole), False)
+        plan = _many_plan(season_id, shards, player_ids, competition)
+        return _run(_whole_checked(plan, season_id, shards, whole), False)
     if not player_ids:
         if whole and not standings_whole(season_id):
             raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
@@ -770,7 +780,8 @@ def read_batch(
     commands apart, which a reader that looks again on the next change tolerates. (A sharded
     board's parts are read one after the other, each in its few steps.)"""
     if shards > 1:
-        return _run(_batch_plan(season_id, shards, top, player_ids, arounds, whole), shared)
+        plan = _batch_plan(season_id, shards, top, player_ids, arounds)
+        return _run(_whole_checked(plan, season_id, shards, whole), shared)
     key = standings_key(season_id)
     keys = _read_keys(season_id, whole)
     calls = []
@@ -944,16 +955,11 @@ def _sizes_commands(keys: Sequence[str]) -> Commands:
 
 
 def _rank_plan(
-    season_id: int, shards: int, player_id: str, competition: bool, whole: bool
+    season_id: int, shards: int, player_id: str, competition: bool
 ) -> Plan[tuple[int, Standing | None]]:
     keys = _standings_keys(season_id, shards)
     own = keys[shard_of(player_id, shards)]
-    replies = yield [
-        ("ZSCORE", own, player_id),
-        *_sizes_commands(keys),
-        *_whole_commands(season_id, shards, whole),
-    ]
-    replies = _whole_checked(season_id, replies, whole, shards)
+    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
     size = sum(int(count) for count in replies[1:])
     if replies[0] is None:
         return size, None
@@ -974,7 +980,7 @@ def _standings_from(
 
 
 def _page_plan(
-    season_id: int, shards: int, offset: int, limit: int, competition: bool, whole: bool
+    season_id: int, shards: int, offset: int, limit: int, competition: bool
 ) -> Plan[tuple[int, list[Standing]]]:
     keys = _standings_keys(season_id, shards)
     if offset + limit <= _MERGED_TOP_REACH:
@@ -982,9 +988,7 @@ def _page_plan(
         replies = yield [
             *_sizes_commands(keys),
             *(("ZREVRANGE", key, 0, last, "WITHSCORES") for key in keys),
-            *_whole_commands(season_id, shards, whole),
         ]
-        replies = _whole_checked(season_id, replies, whole, shards)
         size = sum(int(count) for count in replies[:shards])
         merged = list(itertools.islice(_merged(map(_pairs, replies[shards:])), last + 1))
         rows = merged[offset:]
@@ -995,8 +999,7 @@ def _page_plan(
         floor = _points_floor(rows[0][1])
         better = sum(1 for _, composite in merged[:offset] if composite >= floor)
         return size, _standings_from(rows, offset + 1, better if competition else None)
-    replies = yield [*_sizes_commands(keys), *_whole_commands(season_id, shards, whole)]
-    sizes = [int(count) for count in _whole_checked(season_id, replies, whole, shards)]
+    sizes = [int(count) for count in (yield _sizes_commands(keys))]
     if offset >= sum(sizes):
         return sum(sizes), []
     starts = yield from _starts_plan(keys, sizes, offset)
@@ -1050,16 +1053,11 @@ def _starts_plan(keys: Sequence[str], sizes: Sequence[int], offset: int) -> Plan
 
 
 def _around_plan(
-    season_id: int, shards: int, player_id: str, n: int, competition: bool, whole: bool
+    season_id: int, shards: int, player_id: str, n: int, competition: bool
 ) -> Plan[tuple[int, Standing | None, list[Standing]]]:
     keys = _standings_keys(season_id, shards)
     own = keys[shard_of(player_id, shards)]
-    replies = yield [
-        ("ZSCORE", own, player_id),
-        *_sizes_commands(keys),
-        *_whole_commands(season_id, shards, whole),
-    ]
-    replies = _whole_checked(season_id, replies, whole, shards)
+    replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
     size = sum(int(count) for count in replies[1:])
     if replies[0] is None:
         return size, None, []
@@ -1077,16 +1075,14 @@ def _around_plan(
 
 
 def _many_plan(
-    season_id: int, shards: int, player_ids: Sequence[str], competition: bool, whole: bool
+    season_id: int, shards: int, player_ids: Sequence[str], competition: bool
 ) -> Plan[tuple[int, list[Standing | None]]]:
     keys = _standings_keys(season_id, shards)
     groups = _by_shard(player_ids, shards)
     replies = yield [
         *_sizes_commands(keys),
         *(("ZMSCORE", keys[shard], *ids) for shard, ids in groups.items()),
-        *_whole_commands(season_id, shards, whole),
     ]
-    replies = _whole_checked(season_id, replies, whole, shards)
     size = sum(int(count) for count in replies[:shards])
     scores: dict[str, Any] = {}
     for ids, found in zip(groups.values(), replies[shards:], strict=True):
@@ -1118,15 +1114,12 @@ def _batch_plan(
     top: int,
     player_ids: Sequence[str],
     arounds: Sequence[tuple[str, int]],
-    whole: bool,
 ) -> Plan[BatchRead]:
-    size, page = (
-        (yield from _page_plan(season_id, shards, 0, top, False, whole)) if top > 0 else (0, [])
-    )
-    many_size, many = yield from _many_plan(season_id, shards, player_ids, False, whole)
+    size, page = (yield from _page_plan(season_id, shards, 0, top, False)) if top > 0 else (0, [])
+    many_size, many = yield from _many_plan(season_id, shards, player_ids, False)
     windows = []
     for player_id, n in arounds:
-        _, _, window = yield from _around_plan(season_id, shards, player_id, n, False, whole)
+        _, _, window = yield from _around_plan(season_id, shards, player_id, n, False)
         windows.append(window)
     return BatchRead(
         size=max(size, many_size),
@@ -1408,7 +1401,8 @@ async def aread_rank(
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
     if shards > 1:
-        return await _arun(_rank_plan(season_id, shards, player_id, competition, whole), shared)
+        plan = _rank_plan(season_id, shards, player_id, competition)
+        return await _arun(_whole_checked(plan, season_id, shards, whole), shared)
     call = _rank_call(season_id, player_id, competition, whole)
     return _rank_reply(player_id, await _aread(call, shared))
 
@@ -1425,8 +1419,8 @@ async def aread_around(
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
     if shards > 1:
-        plan = _around_plan(season_id, shards, player_id, n, competition, whole)
-        return await _arun(plan, shared)
+        plan = _around_plan(season_id, shards, player_id, n, competition)
+        return await _arun(_whole_checked(plan, season_id, shards, whole), shared)
     call = _around_call(season_id, player_id, n, competition, whole)
     return _around_reply(player_id, await _aread(call, shared))
 

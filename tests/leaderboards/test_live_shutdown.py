@@ -12,6 +12,7 @@ the task then waits on, its cancellation spent.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 import pytest
 from channels.layers import channel_layers, get_channel_layer
@@ -27,7 +28,7 @@ def _fresh_channel_layer() -> None:
     channel_layers.backends.clear()
 
 
-async def _cancelled_after(turns: int, wait: asyncio.Future[object] | None = None) -> bool:
+async def _cancelled_after(turns: int, wait: Awaitable[object]) -> bool:
     """Start a wait, let the loop turn `turns` times, cancel it: did it end?"""
     task = asyncio.ensure_future(wait)
     for _ in range(turns):
