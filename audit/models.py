@@ -1,4 +1,5 @@
-"""The audit log: what each operator did to the game (bans, closes, rebuilds, rules, voids),
+"""The audit log: what each operator did to the game (bans, closes, rebuilds, rules, voids,
+reward tiers, shards, game-server keys),
 when and why. Rows are written by the services that do the actions and are never changed."""
 
 from django.conf import settings
@@ -15,6 +16,9 @@ class OperatorActionKind(models.TextChoices):
     BOARD_RULES = "board_rules", "Change a board's rules"
     BOARD_PUBLISH = "board_publish", "Publish or hide a board"
     VOID_RESULT = "void_result", "Void a result"
+    REWARD_TIERS = "reward_tiers", "Change a board's reward tiers"
+    SHARDS = "shards", "Change a board's or a season's shards"
+    GAME_SERVER_KEY = "game_server_key", "Create, change or revoke a game-server key"
 
 
 # Actions that must say why.
@@ -32,6 +36,8 @@ ON_A_BOARD = (
     OperatorActionKind.BOARD_RULES,
     OperatorActionKind.BOARD_PUBLISH,
     OperatorActionKind.VOID_RESULT,
+    OperatorActionKind.REWARD_TIERS,
+    OperatorActionKind.SHARDS,
 )
 
 
@@ -55,7 +61,8 @@ class OperatorAction(models.Model):
     season = models.CharField(max_length=64, blank=True, default="")
     player_id = models.CharField(max_length=64, blank=True, default="")
     reason = models.TextField(blank=True, default="")
-    # What changed: old and new rules, the voided result's points, a rebuild's size.
+    # What changed: old and new rules, tiers or shards, the voided result's points, a rebuild's
+    # size, a game-server key's name, prefix and boards.
     details = models.JSONField(default=dict, blank=True)
 
     class Meta:

@@ -1,10 +1,18 @@
-"""Admin view of the mirror's health: every reconciliation run and what it repaired."""
+"""Admin view of the mirror's health (every reconciliation run and what it repaired), and the
+periodic tasks' admin with its actions behind the change permission."""
 
 from django.contrib import admin
+from django.http import HttpRequest
+from django_celery_beat.admin import PeriodicTaskAdmin
+from django_celery_beat.models import PeriodicTask
 
 from config.admin import ReadOnlyAdmin
 
 from .models import ReconciliationRun
+
+# django-celery-beat's changelist actions, which declare no permission: Django would offer them
+# to any account that may view the tasks.
+PERIODIC_TASK_ACTIONS = ("enable_tasks", "disable_tasks", "toggle_tasks", "run_tasks")
 
 
 @admin.register(ReconciliationRun)
@@ -13,3 +21,19 @@ class ReconciliationRunAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "season__board")
     list_select_related = ("season", "season__board")
     search_fields = ()
+
+
+admin.site.unregister(PeriodicTask)
+
+
+@admin.register(PeriodicTask)
+class GuardedPeriodicTaskAdmin(PeriodicTaskAdmin):
+    """The library's admin, whose actions stop or start the closes, the mirror's sweep and the
+    reconciliation, or run any of them now: they need the change permission on periodic tasks."""
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        if not self.has_change_permission(request):
+            for name in PERIODIC_TASK_ACTIONS:
+                actions.pop(name, None)
+        return actions

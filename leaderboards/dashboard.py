@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Min
 from django.db.models.functions import TruncMinute
 from django.http import HttpRequest, HttpResponse
@@ -144,6 +145,10 @@ def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
 
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    # It shows every board's seasons, hidden boards' too: a staff account that may not see the
+    # seasons in the admin may not see them here.
+    if not request.user.has_perm("seasons.view_season"):
+        raise PermissionDenied
     now = timezone.now()
     return TemplateResponse(
         request,

@@ -21,6 +21,7 @@ from config.admin import LargeTableAdmin, ReadOnlyAdmin
 from config.errors import Conflict
 
 from .corrections import result_void
+from .game_servers import game_server_delete, game_server_saved
 from .models import GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
 
@@ -213,7 +214,9 @@ class PlayerAdmin(LargeTableAdmin):
             form=form,
         )
 
-    @admin.action(description="Ban… (asks for the reason; off live boards now)")
+    @admin.action(
+        description="Ban… (asks for the reason; off live boards now)", permissions=["change"]
+    )
     def ban(self, request: HttpRequest, queryset: QuerySet[Player]) -> HttpResponse | None:
         form = BanForm(request.POST if request.POST.get("post") == "yes" else None)
         if form.is_bound and form.is_valid():
@@ -238,7 +241,9 @@ class PlayerAdmin(LargeTableAdmin):
             action="ban",
         )
 
-    @admin.action(description="Unban… (restore their standing from PostgreSQL)")
+    @admin.action(
+        description="Unban… (restore their standing from PostgreSQL)", permissions=["change"]
+    )
     def unban(self, request: HttpRequest, queryset: QuerySet[Player]) -> HttpResponse | None:
         form = UnbanForm(request.POST if request.POST.get("post") == "yes" else None)
         if form.is_bound and form.is_valid():
@@ -331,4 +336,23 @@ class PlayerTotalAdmin(ReadOnlyAdmin):
 
 @admin.register(GameServer)
 class GameServerAdmin(APIKeyModelAdmin):
+    """Keys are created, scoped, revoked and deleted here (the library's admin: the new key is
+    shown once), each change audited inside the admin's transaction."""
+
     filter_horizontal = ("boards",)
+
+    def save_related(
+        self, request: HttpRequest, form: forms.ModelForm, formsets: list, change: bool
+    ) -> None:
+        super().save_related(request, form, formsets, change)
+        # The form's initial data is the key as it was; its boards are saved by now.
+        game_server_saved(
+            server=form.instance, before=form.initial if change else None, actor=request.user
+        )
+
+    def delete_model(self, request: HttpRequest, obj: GameServer) -> None:
+        game_server_delete(server=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[GameServer]) -> None:
+        for server in queryset:
+            game_server_delete(server=server, actor=request.user)

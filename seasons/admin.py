@@ -1,4 +1,5 @@
-"""Admin for boards (rules, schedule, reward tiers) and seasons (rebuild, close, export)."""
+"""Admin for boards (rules, schedule, reward tiers) and seasons (rebuild, close, export); each
+action declares the permission its effect needs (README, "Who may do what")."""
 
 import io
 
@@ -13,11 +14,18 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from config.admin import ReadOnlyAdmin, confirm_first
+from config.errors import Conflict
 
 from .exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
-from .operator_actions import board_publish, board_save, season_close_now
+from .operator_actions import (
+    board_publish,
+    board_save,
+    reward_tiers_change,
+    season_close_now,
+    season_save,
+)
 from .previews import season_rewards_preview
 
 # Players per page of the rewards preview.
@@ -127,7 +135,13 @@ class BoardAdmin(admin.ModelAdmin):
     def visibility(self, board: Board) -> str:
         return "hidden" if board.hidden else "public"
 
-    @admin.action(description="Publish: players see these boards (lists, pages, API)")
+    def has_publish_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("seasons.publish_board")
+
+    @admin.action(
+        description="Publish: players see these boards (lists, pages, API)",
+        permissions=["publish"],
+    )
     @confirm_first(
         title="Publish these boards?",
         what_happens="Each board appears in the public board list, its pages and the API's "
@@ -139,7 +153,10 @@ class BoardAdmin(admin.ModelAdmin):
         changed = sum(board_publish(board=b, hidden=False, actor=request.user) for b in queryset)
         self.message_user(request, f"Published {changed} board(s).", messages.SUCCESS)
 
-    @admin.action(description="Hide: take these boards off every public list, page and read")
+    @admin.action(
+        description="Hide: take these boards off every public list, page and read",
+        permissions=["publish"],
+    )
     @confirm_first(
         title="Hide these boards?",
         what_happens="Each board leaves the public board list, its pages and the API's reads "
@@ -153,6 +170,15 @@ class BoardAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Board, form: object, change: bool) -> None:
         board_save(board=obj, actor=request.user)
+
+    def save_formset(
+        self, request: HttpRequest, form: object, formset: BaseInlineFormSet, change: bool
+    ) -> None:
+        if formset.model is RewardTier:
+            with reward_tiers_change(board=formset.instance, actor=request.user):
+                super().save_formset(request, form, formset, change)
+        else:
+            super().save_formset(request, form, formset, change)
 
 
 @admin.register(Season)
@@ -194,10 +220,19 @@ class SeasonAdmin(admin.ModelAdmin):
         if obj is not None and obj.state == SeasonState.CLOSED:
             # A closed season is history: its archive, rewards and exports depend on it as is.
             return self.editable_fields + self.progress_fields
-        if obj is not None and obj.starts_at <= timezone.now():
+        if obj is None:
+            return ()
+        fixed: tuple[str, ...] = ()
+        if obj.scored_since_start():
+            # Its results, totals and addresses name it (Season.clean refuses a change too).
+            fixed += ("board", "slug", "starts_at")
+        if obj.starts_at <= timezone.now() or obj.standings_whole_since is not None:
             # Its keys in Redis are named by its shards (Season.clean refuses a change too).
-            return ("shards", *self.progress_fields)
-        return () if obj is None else self.progress_fields
+            fixed += ("shards",)
+        return (*fixed, *self.progress_fields)
+
+    def save_model(self, request: HttpRequest, obj: Season, form: object, change: bool) -> None:
+        season_save(season=obj, actor=request.user)
 
     def has_delete_permission(self, request: HttpRequest, obj: Season | None = None) -> bool:
         if obj is not None and obj.state != SeasonState.OPEN:
@@ -249,7 +284,15 @@ class SeasonAdmin(admin.ModelAdmin):
             },
         )
 
-    @admin.action(description="Preview rewards: who would get what if it closed now")
+    def has_close_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("seasons.close_season")
+
+    def has_rebuild_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("seasons.rebuild_season")
+
+    @admin.action(
+        description="Preview rewards: who would get what if it closed now", permissions=["view"]
+    )
     def preview_rewards(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one season to preview.", messages.ERROR)
@@ -257,7 +300,9 @@ class SeasonAdmin(admin.ModelAdmin):
         url = reverse("admin:seasons_season_rewards_preview", args=[queryset.get().pk])
         return HttpResponseRedirect(url)
 
-    @admin.action(description="Rebuild the leaderboard (Redis) from PostgreSQL")
+    @admin.action(
+        description="Rebuild the leaderboard (Redis) from PostgreSQL", permissions=["rebuild"]
+    )
     @confirm_first(
         title="Rebuild the leaderboards from PostgreSQL?",
         what_happens="Each season's sorted set in Redis is built again from PostgreSQL's "
@@ -266,16 +311,24 @@ class SeasonAdmin(admin.ModelAdmin):
         confirm_label="Yes, rebuild them",
     )
     def rebuild_standings(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
-        for season in queryset:
-            season_rebuild_queue(season.pk, actor_id=request.user.pk)
+        queued = sum(
+            season_rebuild_queue(season.pk, actor_id=request.user.pk) for season in queryset
+        )
         self.message_user(
             request,
-            f"Queued a rebuild of {queryset.count()} season(s); the swap is atomic.",
+            f"Queued a rebuild of {queued} season(s); the swap is atomic.",
             messages.SUCCESS,
         )
+        if queued < queryset.count():
+            self.message_user(
+                request,
+                f"{queryset.count() - queued} season(s) already had a rebuild queued or running.",
+                messages.WARNING,
+            )
 
     @admin.action(
-        description="Close now: the season ends now and the next one starts (archive, rewards)"
+        description="Close now: the season ends now and the next one starts (archive, rewards)",
+        permissions=["close"],
     )
     @confirm_first(
         title="Close these seasons now?",
@@ -286,16 +339,20 @@ class SeasonAdmin(admin.ModelAdmin):
         confirm_label="Yes, close them now",
     )
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
-        queued = sum(
-            season_close_now(season=season, actor=request.user)
-            for season in queryset.select_related("board")
-        )
-        self.message_user(
-            request,
-            f"Queued closing of {queued} season(s): each ends at once (no grace period) "
-            "and its board's next season starts; watch the close step column.",
-            messages.SUCCESS,
-        )
+        queued = refused = 0
+        for season in queryset.select_related("board"):
+            try:
+                queued += season_close_now(season=season, actor=request.user)
+            except Conflict as exc:
+                refused += 1
+                self.message_user(request, exc.message, messages.ERROR)
+        if queued or not refused:
+            self.message_user(
+                request,
+                f"Queued closing of {queued} season(s): each ends at once (no grace period) "
+                "and its board's next season starts; watch the close step column.",
+                messages.SUCCESS,
+            )
 
     def _export(self, request: HttpRequest, queryset: QuerySet[Season], kind: str) -> HttpResponse:
         if queryset.count() != 1 or queryset.get().state != SeasonState.CLOSED:
@@ -316,11 +373,11 @@ class SeasonAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 
-    @admin.action(description="Export final standings (CSV)")
+    @admin.action(description="Export final standings (CSV)", permissions=["view"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
         return self._export(request, queryset, "csv")
 
-    @admin.action(description="Export final standings (Parquet)")
+    @admin.action(description="Export final standings (Parquet)", permissions=["view"])
     def export_parquet(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
         return self._export(request, queryset, "parquet")
 

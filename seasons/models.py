@@ -141,6 +141,9 @@ class Board(models.Model):
                 condition=Q(shards__gte=1, shards__lte=MAX_SHARDS), name="board_shards_in_range"
             )
         ]
+        # Beyond Django's add/change/delete/view: the console's actions whose effect players
+        # see at once (README, "Who may do what").
+        permissions = [("publish_board", "Can publish or hide a board")]
 
     def __str__(self) -> str:
         return self.slug
@@ -322,6 +325,12 @@ class Season(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["board", "starts_at", "ends_at"])]
+        # Beyond Django's add/change/delete/view: a close archives and rewards for good, and a
+        # rebuild replaces the live standings, so neither comes with the right to edit a season.
+        permissions = [
+            ("close_season", "Can close a season now (archive and rewards cannot be undone)"),
+            ("rebuild_season", "Can rebuild a season's leaderboard from PostgreSQL"),
+        ]
 
     def __str__(self) -> str:
         # Lists that show many seasons select their boards with them (the admin does).
@@ -351,6 +360,7 @@ class Season(models.Model):
         if self.grace_period is not None and self.grace_period < timedelta(0):
             raise ValidationError({"grace_period": "The grace period cannot be negative."})
         self._shards_fixed_once_started()
+        self._place_fixed_once_scored()
         overlapping = self.overlapping_season()
         if overlapping is not None:
             # On the start field, so the exclusion constraint (which says the same without
@@ -359,10 +369,16 @@ class Season(models.Model):
 
     def _shards_fixed_once_started(self) -> None:
         """The number of shards names the season's keys in Redis: once it has started (results
-        may be mirrored), a new number would leave its standings behind."""
+        may be mirrored), or its standings were built and marked whole before it started (an
+        operator's rebuild), a new number would leave its standings behind and its reads would
+        find no whole set (503) from its start."""
         if self.pk is None or self.shards is None:
             return
-        before = Season.objects.filter(pk=self.pk).values("shards", "starts_at").first()
+        before = (
+            Season.objects.filter(pk=self.pk)
+            .values("shards", "starts_at", "standings_whole_since")
+            .first()
+        )
         if before is None or before["shards"] == self.shards:
             return
         if before["starts_at"] <= timezone.now() or self.state != SeasonState.OPEN:
@@ -372,6 +388,45 @@ class Season(models.Model):
                     "number cannot change while it runs. Set the board's number: the next "
                     "season takes it."
                 }
+            )
+        if before["standings_whole_since"] is not None:
+            raise ValidationError(
+                {
+                    "shards": f"This season's standings are in Redis already, in "
+                    f"{before['shards']} shard(s) (built by a rebuild); the number cannot "
+                    "change any more. Set the board's number: the next season takes it."
+                }
+            )
+
+    def scored_since_start(self) -> bool:
+        """Whether the season, as saved, has started and has scores (or is closing or closed):
+        its results, totals, archive and public addresses name it by its board and slug, and
+        every score's time is counted from its start."""
+        if self.pk is None:
+            return False
+        saved = Season.objects.filter(pk=self.pk).values("starts_at", "state").first()
+        if saved is None:
+            return False
+        if saved["state"] != SeasonState.OPEN:
+            return True
+        return saved["starts_at"] <= timezone.now() and self.totals.exists()
+
+    def _place_fixed_once_scored(self) -> None:
+        """A running season with scores keeps its board, slug and start (its end may move)."""
+        if self.pk is None:
+            return
+        before = Season.objects.filter(pk=self.pk).values("board_id", "slug", "starts_at").first()
+        if before is None or (
+            before["board_id"] == self.board_id
+            and before["slug"] == self.slug
+            and before["starts_at"] == self.starts_at
+        ):
+            return
+        if self.scored_since_start():
+            raise ValidationError(
+                f"Season '{before['slug']}' has started and has scores: its board, slug and "
+                "start cannot change (its results, totals and public addresses name it by "
+                "them). Change its end, or close it and plan a new season."
             )
 
     def overlapping_season(self) -> "Season | None":

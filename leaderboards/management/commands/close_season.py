@@ -1,12 +1,14 @@
-"""Close a season now: archive its standings, check them, give rewards (with a progress bar)."""
+"""Close a season now: archive its standings, check them, give rewards (with a progress bar).
+With --force before the season is due it is an operator's close now, audited as such."""
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from config.errors import DomainError
 from leaderboards.closing import season_close
-from seasons.locks import SeasonBusy
+from seasons.locks import SeasonBusy, season_job
 from seasons.models import DEFAULT_BOARD
+from seasons.operator_actions import season_close_forced_record
 from seasons.selectors import season_get
 
 
@@ -40,9 +42,14 @@ class Command(BaseCommand):
                     bar.set_postfix_str(step)
                     bar.refresh()
 
-                season = season_close(
-                    season=season, force=bool(options["force"]), on_progress=progress
-                )
+                # Held across the record and the close (the close takes it again), so a close
+                # refused as busy leaves no row behind.
+                with season_job(season.pk):
+                    if options["force"]:
+                        season_close_forced_record(season=season, actor=None)
+                    season = season_close(
+                        season=season, force=bool(options["force"]), on_progress=progress
+                    )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         except SeasonBusy as exc:

@@ -1,8 +1,9 @@
-"""Create a game-server key; the key itself is printed alone on the last line."""
+"""Create a game-server key (audited as `system`); the key itself is printed alone on the last
+line."""
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from matches.models import GameServer
+from matches.game_servers import game_server_create
 
 
 class Command(BaseCommand):
@@ -12,7 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("name", help="A name to recognise the game server by.")
 
     def handle(self, *args: object, name: str, **options: object) -> None:
-        server, key = GameServer.objects.create_key(name=name)
+        server, key = game_server_create(name=name, actor=None)
         self.stdout.write(
             f"Created game-server key '{server.name}' (prefix {server.prefix}). "
             "Send it as 'Authorization: Api-Key <key>'. It is shown only once:"
