@@ -5,7 +5,9 @@ is finished by the next one without duplicating or losing a row:
 
 1. closing     the season stops taking results (writers hold a share lock on the season row,
                so this waits for in-flight results and no new one starts)
-2. mirrored    every committed total of the season is in its ZSET
+2. mirrored    every committed total of the season is in its ZSET, and the players it holds off
+               as banned are the ones PostgreSQL has banned (refreshes still owed applied, any
+               other difference repaired), so a lost ban refresh cannot fail the check below
 3. snapshotted the ZSET, paged by rank, is copied into the archive (replacing any partial copy)
 4. verified   the archive is checked against PostgreSQL's totals: same players, same points,
                ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again
@@ -31,7 +33,7 @@ from seasons.services import season_create
 
 from . import live, store
 from .rewards import season_rewards_award
-from .services import season_rebuild_standings, totals_mirror_pending
+from .services import season_bans_repair, season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +92,7 @@ def _season_close(
                 _reset_now(season, now)
 
     _mirror_pending(season)
+    _bans_repair(season)
     _step(season, "mirrored")
 
     for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
@@ -126,6 +129,16 @@ def _mirror_pending(season: Season) -> None:
     """Every standing of the season still in the mirror's outbox goes to its ZSET now."""
     while totals_mirror_pending(season=season, older_than=timedelta(0)):
         pass
+
+
+def _bans_repair(season: Season) -> None:
+    """The players held off the season's board are PostgreSQL's banned ones: a ban, an unban or
+    an expired ban whose refresh is still owed, or was lost with Redis, is applied now."""
+    repaired = season_bans_repair(season=season)
+    if repaired:
+        logger.info(
+            "season %s: the bans of %d players refreshed before closing", season.pk, repaired
+        )
 
 
 def _snapshot(season: Season, on_progress: Progress | None) -> int:

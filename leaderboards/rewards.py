@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
 from seasons.models import RewardTier, Season
 from seasons.scoring import points_of
@@ -39,13 +39,19 @@ _GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s
 
 
 def season_rewards_award(*, season: Season, now: datetime) -> int:
-    """The close's step: one reward per archived player, from the archive; idempotent."""
-    with connection.cursor() as cursor:
+    """The close's step: one reward per archived player, from the archive; idempotent.
+
+    The rewards of a close that stopped after writing them are replaced, in one transaction:
+    the resumed close snapshotted the archive again, and its ranks may have moved since (a ban
+    or a void meanwhile), so the earlier rows are not this archive's and could hold the ranks
+    its rewards need. The season is not closed until this step is done, so none was final."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM seasons_seasonreward WHERE season_id = %s", [season.pk])
         cursor.execute(
             "INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at)"
             " SELECT %(season)s, player_id, rank, reward_code, %(now)s FROM ("
             + _REWARD_PER_STANDING.format(standings=_ARCHIVE)
-            + ") r ON CONFLICT (season_id, player_id) DO NOTHING",
+            + ") r",
             {
                 "season": season.pk,
                 "now": now,

@@ -189,6 +189,25 @@ class PendingStanding(models.Model):
         return f"{self.player_id}@{self.season_id}: {self.composite}"
 
 
+class PendingPlayerRefresh(models.Model):
+    """The outbox of bans: a player whose ban, unban or lifted temporary ban committed here and
+    whose live boards Redis may not show so yet.
+
+    The ban's transaction writes the row (one per player, so changes made before a refresh
+    runs make one refresh); the refresh reads the player's ban state from PostgreSQL when it
+    runs, not the one of the change that queued it, and deletes the row once Redis holds it.
+    A refresh lost with its task or met by a Redis error leaves the row for the sweep.
+    """
+
+    player = models.OneToOneField(
+        Player, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    requested_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.player_id} since {self.requested_at.isoformat()}"
+
+
 class GameServer(AbstractAPIKey):
     """A game server's credential: the key is shown once and stored hashed; revoke to cut it off."""
 

@@ -4,6 +4,11 @@ The write path records each changed total as a PendingStanding row in its own tr
 once that commits, hands the new standings to whatever the ranking store connected here (the
 leaderboards app connects its mirror task when Django starts). A handler that is missing or
 fails loses nothing: the rows stay until the sweep mirrors them.
+
+Bans go the same way: a ban, an unban or a lifted temporary ban writes a PendingPlayerRefresh
+row in its own transaction, and once that commits the player is handed up to have their live
+boards refreshed; the row stays until Redis holds the player's ban state, so a refresh lost
+here is applied by the sweep.
 """
 
 from __future__ import annotations
@@ -87,9 +92,14 @@ def profiles_committed(player_ids: list[str]) -> None:
 
 
 def player_committed(player_id: str) -> None:
-    """After a ban or an unban committed: the player's standings must follow."""
+    """After a ban or an unban committed: the player's standings must follow. The change is
+    committed already and its PendingPlayerRefresh row stays until Redis holds it, so a failing
+    handler is only logged (the sweep applies the refresh)."""
     for handler in _player_handlers:
-        handler(player_id)
+        try:
+            handler(player_id)
+        except Exception:
+            logger.warning("could not refresh the boards of %s yet", player_id, exc_info=True)
 
 
 def standing_corrected_committed(season_id: int, player_id: str) -> None:

@@ -28,7 +28,7 @@ from seasons.models import DEFAULT_BOARD, Board, ScoreOperator, Season, SeasonSt
 from seasons.scoring import MAX_POINTS, composite_sql
 
 from . import metrics, outbox
-from .models import Player
+from .models import MatchResult, PendingPlayerRefresh, Player
 
 # The advisory lock that orders bans against results being written (any fixed 64-bit number).
 BANS_LOCK = 7_466_921_042
@@ -647,9 +647,26 @@ def _outcomes(
 
 
 def player_upsert(
-    *, player_id: str, display_name: str | None = None, avatar_url: str | None = None
+    *,
+    player_id: str,
+    display_name: str | None = None,
+    avatar_url: str | None = None,
+    allowed_boards: frozenset[str] | None = None,
 ) -> tuple[Player, bool]:
-    """Create a player's profile or change the fields given; returns it and whether it is new."""
+    """Create a player's profile or change the fields given; returns it and whether it is new.
+
+    `allowed_boards` is the posting key's scope (None: every board). A key limited to some
+    boards may write only the profile of a player with a result on one of them, so one game's
+    server cannot rename another game's players; a new player's profile is then written after
+    their first result. Results are never deleted, so a player once in scope stays in it."""
+    if allowed_boards is not None and not (
+        MatchResult.objects.filter(player_id=player_id, board__slug__in=allowed_boards).exists()
+    ):
+        raise Forbidden(
+            f"This game-server key may not change player '{player_id}': they have no result "
+            "on its boards.",
+            code="player_not_in_scope",
+        )
     changes = {
         name: value
         for name, value in (("display_name", display_name), ("avatar_url", avatar_url))
@@ -690,6 +707,9 @@ def player_ban(
             player.banned_at = now
             before = "not banned"
         elif player.ban_reason == reason and player.banned_until == until:
+            # Nothing to change or audit, but the boards are refreshed again: an operator who
+            # still sees the player on a board can repeat the ban to put that right.
+            _player_refresh_owe(player_id)
             return player
         player.banned_until = until
         player.ban_reason = reason
@@ -701,7 +721,7 @@ def player_ban(
             reason=reason,
             details={"until": until.isoformat() if until else None, "before": before},
         )
-        transaction.on_commit(lambda: outbox.player_committed(player_id))
+        _player_refresh_owe(player_id)
     return player
 
 
@@ -731,8 +751,23 @@ def player_unban(
             player.banned_until = None
             player.ban_reason = ""
             player.save(update_fields=["banned_at", "banned_until", "ban_reason", "updated_at"])
-        transaction.on_commit(lambda: outbox.player_committed(player_id))
+        # Also when the player was not banned: repeating an unban refreshes the boards again.
+        _player_refresh_owe(player_id)
     return player
+
+
+def _player_refresh_owe(player_id: str) -> None:
+    """In a ban's (or an unban's) transaction: the player's live boards owe a refresh, kept in
+    PendingPlayerRefresh until Redis holds it and handed to the ranking store once this commits.
+    The upsert waits for a refresh that holds the row, so a change committed while one runs is
+    never deleted with a row that refresh read before it."""
+    PendingPlayerRefresh.objects.bulk_create(
+        [PendingPlayerRefresh(player_id=player_id, requested_at=timezone.now())],
+        update_conflicts=True,
+        unique_fields=["player"],
+        update_fields=["requested_at"],
+    )
+    transaction.on_commit(lambda: outbox.player_committed(player_id))
 
 
 def players_unban_expired(*, now: datetime | None = None) -> list[str]:
