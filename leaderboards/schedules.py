@@ -7,6 +7,7 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 # name -> (task, every N seconds)
 PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Mirror committed results not yet in Redis": ("leaderboards.tasks.sweep_unmirrored", 5),
+    "Refresh boards for bans not yet in Redis": ("leaderboards.tasks.sweep_player_refreshes", 5),
     "Create upcoming seasons from board schedules": ("seasons.tasks.plan_seasons", 60),
     "Close seasons whose grace period is over": ("seasons.tasks.close_due_seasons", 60),
     "Reconcile Redis with PostgreSQL": ("leaderboards.tasks.reconcile", 60),
@@ -16,17 +17,38 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
 }
 
 
+def expire_seconds_for(every: int) -> int:
+    """How long a run beat sent may wait in its queue: a little less than the interval, so
+    while a long job holds the queue's worker at most one run of each task waits, and the ones
+    it outlived are dropped unrun (never run late, nor twice after a broker's redelivery)."""
+    return max(1, every * 9 // 10)
+
+
 def periodic_tasks_ensure() -> list[str]:
-    """Create the periodic tasks that are missing; leaves ones an admin changed alone."""
+    """Create the periodic tasks that are missing; leaves ones an admin changed alone, but
+    gives an expiry to those installed without one (by their interval, whatever it is now)."""
     created = []
     with transaction.atomic():
         for name, (task, seconds) in PERIODIC_TASKS.items():
             interval, _ = IntervalSchedule.objects.get_or_create(
                 every=seconds, period=IntervalSchedule.SECONDS
             )
-            _, was_created = PeriodicTask.objects.get_or_create(
-                name=name, defaults={"task": task, "interval": interval}
+            periodic, was_created = PeriodicTask.objects.get_or_create(
+                name=name,
+                defaults={
+                    "task": task,
+                    "interval": interval,
+                    "expire_seconds": expire_seconds_for(seconds),
+                },
             )
             if was_created:
                 created.append(name)
+            elif (
+                periodic.expire_seconds is None
+                and periodic.expires is None
+                and periodic.interval is not None
+            ):
+                every = int(periodic.interval.schedule.run_every.total_seconds())
+                periodic.expire_seconds = expire_seconds_for(every)
+                periodic.save(update_fields=["expire_seconds"])
     return created

@@ -13,7 +13,7 @@ from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
 from seasons.models import Season
 
-from . import closing, read_your_writes, reconciliation, services
+from . import closing, operator_jobs, read_your_writes, reconciliation, services
 from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
@@ -63,23 +63,31 @@ def sweep_unmirrored() -> int:
     return services.totals_mirror_pending()
 
 
-# The long jobs below run on their own queue (see CELERY_TASK_ROUTES), so they never hold up
-# the mirror, and are acknowledged when they start: one that outlasts the broker's visibility
-# timeout must not be delivered to a second worker while it still runs.
+# The long jobs below run on queues of their own (see CELERY_TASK_ROUTES), so they never hold
+# up the mirror, and are acknowledged when they start: one that outlasts the broker's visibility
+# timeout must not be delivered to a second worker while it still runs. An operator's rebuild
+# and close carry a job id, so a message delivered twice runs once (operator_jobs.py).
 @shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
-def rebuild_season(season_id: int, actor_id: int | None = None) -> int:
+def rebuild_season(season_id: int, actor_id: int | None = None, job_id: str | None = None) -> int:
     season = Season.objects.select_related("board").get(pk=season_id)
     actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
     try:
-        return services.season_rebuild_by_operator(season=season, actor=actor)
+        rebuilt = operator_jobs.season_job_run(
+            season_id=season_id,
+            kind="rebuild",
+            job_id=job_id,
+            run=lambda: services.season_rebuild_by_operator(season=season, actor=actor),
+        )
     except SeasonBusy:
         logger.info("season %s is being closed or rebuilt already", season_id)
         return 0
+    return rebuilt or 0
 
 
-# Not on the jobs queue: a lost season answers 503 until it is rebuilt, which must not wait
-# behind a close of hours; a rebuild takes one of the mirror's worker processes for seconds
-# (about 40 at 10 million players).
+# On the rebuilds queue, with the operators' jobs: a lost season answers 503 until it is
+# rebuilt, which must not wait behind a close of hours, and a Redis back empty queues one heal
+# per season, which on the mirror's queue would take every mirror process (about 40 s each at
+# 10 million players) and stop the mirror of every healthy board.
 @shared_task(acks_late=False, time_limit=REBUILD_TIME_LIMIT_SECONDS)
 def heal_season(season_id: int) -> int:
     try:
@@ -106,15 +114,22 @@ def close_due_seasons() -> list[int]:
     return closing.seasons_close_due()
 
 
+# An operator's close now, on the rebuilds queue: behind no periodic job.
 @shared_task(
     name="seasons.tasks.close_season", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
 )
-def close_season(season_id: int, force: bool = False) -> str:
+def close_season(season_id: int, force: bool = False, job_id: str | None = None) -> str:
     season = Season.objects.get(pk=season_id)
     try:
-        return closing.season_close(season=season, force=force).state
+        closed = operator_jobs.season_job_run(
+            season_id=season_id,
+            kind="close",
+            job_id=job_id,
+            run=lambda: closing.season_close(season=season, force=force),
+        )
     except SeasonBusy:
         return "busy"
+    return "ran already" if closed is None else closed.state
 
 
 @shared_task(name="seasons.tasks.remove_expired_standings")
@@ -140,9 +155,34 @@ def queue_standing_correction(season_id: int, player_id: str) -> None:
     correct_standing.delay(season_id, player_id)
 
 
-def queue_season_rebuild(season_id: int, actor_id: int | None) -> None:
-    rebuild_season.delay(season_id, actor_id=actor_id)
+def queue_season_rebuild(season_id: int, actor_id: int | None) -> bool:
+    return operator_jobs.season_job_queue(
+        season_id=season_id,
+        kind="rebuild",
+        send=lambda job_id: rebuild_season.delay(season_id, actor_id=actor_id, job_id=job_id),
+    )
 
 
-def queue_season_close(season_id: int, force: bool) -> None:
-    close_season.delay(season_id, force=force)
+def queue_season_close(season_id: int, force: bool) -> bool:
+    return operator_jobs.season_job_queue(
+        season_id=season_id,
+        kind="close",
+        send=lambda job_id: close_season.delay(season_id, force=force, job_id=job_id),
+    )
+
+
+# Bans' refreshes go through their outbox (matches.models.PendingPlayerRefresh): the task sent
+# on commit applies one at once, and the sweep, every few seconds, whatever it left.
+@shared_task(acks_late=True)
+def apply_player_refresh(player_id: str) -> bool:
+    return services.player_refresh_owed_apply(player_id=player_id)
+
+
+def queue_owed_player_refresh(player_id: str) -> None:
+    """After a ban change committed; the broker away fails at once (the sweep applies it)."""
+    apply_player_refresh.apply_async((player_id,), retry=False)
+
+
+@shared_task(acks_late=True)
+def sweep_player_refreshes() -> int:
+    return services.players_refresh_owed()

@@ -69,13 +69,16 @@ def test_close_now_from_the_admin_is_logged(
     ]
 
 
-def test_a_rebuild_from_the_admin_is_logged_with_its_size(console, post_scores, season):
+def test_a_rebuild_from_the_admin_is_logged_with_its_size(
+    console, post_scores, season, django_capture_on_commit_callbacks
+):
     assert post_scores({"player_id": "p1", "points": 5, "match_id": "m"}).status_code == 201
 
-    console.post(
-        "/admin/seasons/season/",
-        {"action": "rebuild_standings", "_selected_action": [season.pk], "post": "yes"},
-    )
+    with django_capture_on_commit_callbacks(execute=True):  # the job is sent on commit
+        console.post(
+            "/admin/seasons/season/",
+            {"action": "rebuild_standings", "_selected_action": [season.pk], "post": "yes"},
+        )
 
     assert logged() == [("operator", "rebuild", "global", "s1", "", "", {"players": 1})]
 

@@ -78,7 +78,7 @@ def test_the_admin_needs_a_staff_login_and_shows_seasons(client, season):
     assert keys.status_code == 200
 
 
-def test_the_admin_rebuild_action(client, season):
+def test_the_admin_rebuild_action(client, season, django_capture_on_commit_callbacks):
     PlayerTotalFactory.create_batch(2, season=season)
     User.objects.create_superuser("admin", "admin@example.com", "pw")
     client.force_login(User.objects.get(username="admin"))
@@ -89,7 +89,8 @@ def test_the_admin_rebuild_action(client, season):
     assert asked.status_code == 200
     assert b"Yes, rebuild them" in asked.content
     assert store.board_size(season.id) == 0  # nothing until confirmed
-    response = client.post("/admin/seasons/season/", {**action, "post": "yes"})
+    with django_capture_on_commit_callbacks(execute=True):  # the job is sent on commit
+        response = client.post("/admin/seasons/season/", {**action, "post": "yes"})
 
     assert response.status_code == 302
     assert store.board_size(season.id) == 2

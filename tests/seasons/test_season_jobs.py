@@ -91,9 +91,12 @@ def test_a_season_that_fails_to_close_does_not_hold_back_the_others():
         ("leaderboards.tasks.mirror_standings", "celery"),
         ("leaderboards.tasks.sweep_unmirrored", "celery"),
         ("seasons.tasks.close_due_seasons", "jobs"),
-        ("seasons.tasks.close_season", "jobs"),
-        ("leaderboards.tasks.rebuild_season", "jobs"),
         ("leaderboards.tasks.reconcile", "jobs"),
+        # Heals and the operator's jobs: neither on the mirror's queue nor behind the
+        # periodic jobs' hour-long closes.
+        ("leaderboards.tasks.heal_season", "rebuilds"),
+        ("leaderboards.tasks.rebuild_season", "rebuilds"),
+        ("seasons.tasks.close_season", "rebuilds"),
     ],
 )
 def test_long_jobs_have_their_own_queue_and_the_mirror_keeps_the_default(task, queue):
