@@ -37,9 +37,13 @@ class BenchEnvironment:
     redis_url: str
     broker_url: str
     key_prefix: str
-    cache_prefix: str
     # The cluster the bench started, or None on a server named by --database-url.
     cluster: BenchCluster | None = None
+
+    @property
+    def cache_prefix(self) -> str:
+        """Django's cache keys, under the key prefix as every Redis key is (the settings')."""
+        return f"{self.key_prefix}cache"
 
     @property
     def database(self) -> str:
@@ -53,7 +57,6 @@ class BenchEnvironment:
             "REDIS_URL": self.redis_url,
             "CELERY_BROKER_URL": self.broker_url,
             "LEADERBOARD_KEY_PREFIX": self.key_prefix,
-            "CACHE_KEY_PREFIX": self.cache_prefix,
             "LEADERBOARD_TOP_CACHE_SECONDS": f"{top_cache_seconds:g}",
             "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
             # The public limit is on, as in production, so the reads pay for it; all the load
@@ -103,12 +106,8 @@ def bench_environment(options: Options) -> BenchEnvironment:
             f"refusing database '{options.database}': the bench truncates its database, so its "
             "name must contain 'bench' and differ from --database-url's"
         )
-    for name, prefix in (
-        ("--key-prefix", options.key_prefix),
-        ("--cache-prefix", options.cache_prefix),
-    ):
-        if "bench" not in prefix:
-            raise BenchError(f"refusing {name} '{prefix}': it must contain 'bench'")
+    if "bench" not in options.key_prefix:
+        raise BenchError(f"refusing --key-prefix '{options.key_prefix}': it must contain 'bench'")
     if options.broker_db == redis_db:
         raise BenchError(
             f"--broker-db {options.broker_db} is REDIS_URL's database: the bench's Celery queue "
@@ -124,7 +123,6 @@ def bench_environment(options: Options) -> BenchEnvironment:
         redis_url=redis_url,
         broker_url=_with_path(redis_url, f"/{options.broker_db}"),
         key_prefix=options.key_prefix,
-        cache_prefix=options.cache_prefix,
         cluster=cluster,
     )
 

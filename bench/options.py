@@ -44,7 +44,6 @@ class Options:
     database_url: str | None
     postgres_dir: Path
     key_prefix: str
-    cache_prefix: str
     broker_db: int
     results_dir: Path
     seed: int
@@ -129,8 +128,9 @@ def _parser() -> argparse.ArgumentParser:
         default=POSTGRES_DIR,
         help="where the bench's own cluster lives (default .run/bench-pg)",
     )
-    parser.add_argument("--key-prefix", default="bench:lb:", help="LEADERBOARD_KEY_PREFIX")
-    parser.add_argument("--cache-prefix", default="bench:cache", help="CACHE_KEY_PREFIX")
+    parser.add_argument(
+        "--key-prefix", default="bench:lb:", help="LEADERBOARD_KEY_PREFIX: every Redis key's"
+    )
     parser.add_argument(
         "--broker-db", type=int, default=15, help="Redis database number of the bench's broker"
     )
@@ -195,7 +195,6 @@ def options_parse(argv: list[str] | None = None) -> Options:
         database_url=args.database_url,
         postgres_dir=args.postgres_dir.resolve(),
         key_prefix=args.key_prefix,
-        cache_prefix=args.cache_prefix,
         broker_db=args.broker_db,
         results_dir=args.results_dir or (TINY_RESULTS if tiny else RESULTS),
         seed=args.seed,

@@ -70,7 +70,6 @@ from .window import Window
 LOGS = RESULTS / "logs" / "ws_push"
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
-CACHE_PREFIX = "bench-ws:cache"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
 BATCH = 1000  # results per POST while filling the board (the API's largest batch)
 CONNECTING_AT_ONCE = 200  # handshakes in flight while the sockets open
@@ -203,10 +202,11 @@ class Environment:
             "REDIS_URL": self.redis_url,
             "CELERY_BROKER_URL": self.broker_url,
             "LEADERBOARD_KEY_PREFIX": KEY_PREFIX,
-            "CACHE_KEY_PREFIX": CACHE_PREFIX,
             # One client posts everything: per-client limits would measure the throttle.
             "THROTTLE_PUBLIC_RATE": "",
             "THROTTLE_GAME_SERVER_RATE": "",
+            # Every socket comes from this one client too: no cap per address.
+            "LIVE_SOCKETS_PER_ADDRESS": "0",
             "DEBUG": "false",
             "LOG_LEVEL": "WARNING",
         }

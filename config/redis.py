@@ -22,6 +22,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -286,10 +287,11 @@ def rate_limits() -> Connection:
 
 def connections_forget() -> None:
     """Forget every connection (after the settings that name them changed, in tests)."""
-    global _leaderboard, _replicas
+    global _leaderboard, _replicas, _in_service
     with _connections_lock:
         _connections.clear()
         _leaderboard = None
+        _in_service = None
         if _replicas is not None:
             _replicas.stop()
         _replicas = None
@@ -447,16 +449,51 @@ async def areplica_commands_run(commands: list[tuple[Any, ...]]) -> list[Any]:
     return await _aon_replica(lambda connection: connection.loop_commands_run(commands))
 
 
+# A replica in service acknowledges its primary every second; one not heard from for longer is
+# cut off (its link not closed yet), and one syncing (state other than "online") has nothing yet.
+_REPLICA_SILENT_SECONDS = 2
+# When the replicas in service were counted (time.monotonic()) and how many there were.
+_in_service: tuple[float, int] | None = None
+
+
+def replicas_in_service() -> int:
+    """How many of the configured replicas the primary streams to now: linked, synced and heard
+    from within a couple of seconds. Read from the primary's INFO at most once every
+    LEADERBOARD_REPLICA_CHECK_SECONDS per process, so a write costs no round trip for it."""
+    global _in_service
+    now = time.monotonic()
+    known = _in_service
+    if known is not None and now - known[0] < settings.LEADERBOARD_REPLICA_CHECK_SECONDS:
+        return known[1]
+    try:
+        info = leaderboard().client().info("replication")
+    except redis.RedisError:
+        return 0  # the primary is away: the writes that asked fail on their own
+    streaming = sum(
+        1
+        for name, replica in info.items()
+        if name.startswith("slave")
+        and isinstance(replica, dict)
+        and replica.get("state") == "online"
+        and int(replica.get("lag", 0)) <= _REPLICA_SILENT_SECONDS
+    )
+    # The primary may stream to replicas of its own (a backup's) besides the configured ones.
+    count = min(streaming, len(settings.LEADERBOARD_REDIS_REPLICA_URLS))
+    _in_service = (now, count)
+    return count
+
+
 def replicas_acknowledge() -> tuple[Any, ...] | None:
-    """The WAIT command that holds a writer until every replica has its writes (bounded by
-    LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without replicas."""
+    """The WAIT command that holds a writer until the replicas in service have its writes
+    (bounded by LEADERBOARD_REPLICA_WAIT_MS), to send in the writes' own pipeline; None without
+    replicas in service. A replica down or syncing is not waited for: it would add the whole
+    bound to every write, and no read goes to it meanwhile (Replicas)."""
     if not replicas_configured():
         return None
-    return (
-        "WAIT",
-        len(settings.LEADERBOARD_REDIS_REPLICA_URLS),
-        settings.LEADERBOARD_REPLICA_WAIT_MS,
-    )
+    count = replicas_in_service()
+    if count == 0:
+        return None
+    return ("WAIT", count, settings.LEADERBOARD_REPLICA_WAIT_MS)
 
 
 # The leaderboard data's shortcuts: the gateway's (leaderboards/store.py) connection.

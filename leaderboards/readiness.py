@@ -36,15 +36,21 @@ def _broker() -> bool:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    """Ready to take traffic: PostgreSQL, Redis and the broker answer, and the mirror is less
-    than READY_MAX_MIRROR_LAG_SECONDS behind."""
+    """Ready to take traffic: PostgreSQL, Redis and the broker answer, Redis holds this
+    database's standings (not another's: two deployments on one key prefix), and the mirror is
+    less than READY_MAX_MIRROR_LAG_SECONDS behind."""
     body, status = probe_answer("readyz", _readiness)
     return JsonResponse(body, status=status)
 
 
 def _readiness() -> tuple[dict[str, Any], int]:
     checks: dict[str, object] = {}
-    for name, check in (("postgres", _postgres), ("redis", store.ping), ("broker", _broker)):
+    for name, check in (
+        ("postgres", _postgres),
+        ("redis", store.ping),
+        ("redis_database", store.identity_current),
+        ("broker", _broker),
+    ):
         try:
             checks[name] = bool(check())
         except Exception as exc:
@@ -55,7 +61,7 @@ def _readiness() -> tuple[dict[str, Any], int]:
         lag = mirror_lag_seconds()
     checks["mirror_lag_seconds"] = lag
     ready = (
-        all(checks[name] for name in ("postgres", "redis", "broker"))
+        all(checks[name] for name in ("postgres", "redis", "redis_database", "broker"))
         and lag is not None
         and lag < settings.READY_MAX_MIRROR_LAG_SECONDS
     )

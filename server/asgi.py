@@ -10,8 +10,10 @@ thread per request for them (216 trivial requests a second from two processes on
 against 1,004 through the pool: README, "Serving stack").
 """
 
+import asyncio
 import gc
 import os
+from typing import Any
 
 from a2wsgi import WSGIMiddleware
 from django.conf import settings
@@ -27,6 +29,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from config.asgi import RequestBodyLimit  # noqa: E402
 from leaderboards.fast_reads import FastReads  # noqa: E402
+from leaderboards.identity import database_identity_warm  # noqa: E402
 from leaderboards.routing import websocket_urlpatterns  # noqa: E402
 
 # What start-up made (Django, the apps, their modules) lives as long as the process: moved out
@@ -41,8 +44,24 @@ gc.freeze()
 # growth is what starts a full collection: none longer than 20 ms in the same run.
 gc.set_threshold(50_000, 20, 100)
 
+
+async def lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The server's start and stop (ASGI lifespan): at start the process reads its database's
+    identity, off the event loop, so no read waits on PostgreSQL for it. Not at import: a test
+    process imports this module before its test database exists."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await asyncio.to_thread(database_identity_warm)
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 application = ProtocolTypeRouter(
     {
+        "lifespan": lifespan,
         "http": RequestBodyLimit(
             FastReads(WSGIMiddleware(django_application, workers=settings.WEB_THREADS))
         ),

@@ -13,6 +13,7 @@ from config import health
 from config.throttles import window_counts_clear
 from leaderboards import fast_reads, store
 from leaderboards import selectors as leaderboard_selectors
+from leaderboards.identity import database_identity
 from matches import services as match_services
 from matches.models import GameServer
 from matches.permissions import verified_keys_cache
@@ -23,8 +24,16 @@ from .factories import BoardFactory, SeasonFactory
 from .redis_cluster import LocalRedisCluster
 
 
+@pytest.fixture(scope="session")
+def _database_identity(django_db_setup: Any, django_db_blocker: Any) -> None:
+    """The test database's identity, read once as a process's first use of the store reads it
+    (leaderboards/identity.py), so tests that use Redis alone have it too."""
+    with django_db_blocker.unblock():
+        database_identity()
+
+
 @pytest.fixture(autouse=True)
-def _clean_redis() -> Iterator[None]:
+def _clean_redis(_database_identity: None) -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
     leaderboard_selectors.top_pages_cache.clear()
     window_counts_clear()

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -26,9 +28,25 @@ def test_ready_when_every_dependency_answers_and_the_mirror_is_current(client, p
     assert response.json()["checks"] == {
         "postgres": True,
         "redis": True,
+        "redis_database": True,
         "broker": True,
         "mirror_lag_seconds": 0.0,
     }
+
+
+def test_not_ready_while_redis_holds_another_databases_standings(client, post_scores, season):
+    # given: this process used Redis, and then another database (a second deployment given the
+    # same key prefix) claimed it
+    post_scores({"player_id": "p", "points": 1, "match_id": "m"})
+    redis.Redis.from_url(settings.REDIS_URL).set(
+        f"{settings.LEADERBOARD_KEY_PREFIX}identity", "another database"
+    )
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["redis_database"] is False
+    assert response.json()["checks"]["redis"] is True
 
 
 def test_not_ready_while_the_mirror_lags(client, server, season, settings):

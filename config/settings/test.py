@@ -4,13 +4,13 @@ import os
 import uuid
 
 from .base import *  # noqa: F403
-from .base import CACHES, CHANNEL_LAYERS, DATABASES, env
+from .base import CACHES, CELERY_BROKER_TRANSPORT_OPTIONS, CHANNEL_LAYERS, DATABASES, env
 
 # Each test process (and each xdist worker) writes under its own Redis prefix, so runs
 # sharing one Redis never see each other's keys.
 _RUN = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{uuid.uuid4().hex[:8]}"
 LEADERBOARD_KEY_PREFIX = f"test:{_RUN}:lb:"
-CACHES["default"]["KEY_PREFIX"] = f"test:{_RUN}:cache"
+CACHES["default"]["KEY_PREFIX"] = f"{LEADERBOARD_KEY_PREFIX}cache"
 
 DATABASES["default"]["TEST"] = {
     "NAME": f"test_leaderboard{env('TEST_DB_SUFFIX', default='')}",
@@ -28,5 +28,7 @@ PROBE_CACHE_SECONDS = 0.0
 # Tests run the mirror inside the request's on-commit callbacks; the coalescer has its own test.
 MIRROR_COALESCE_SECONDS = 0.0
 
-# The channel layer's keys follow this run's prefix too.
+# The channel layer's keys and a Redis broker's follow this run's prefix too.
 CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"{LEADERBOARD_KEY_PREFIX}asgi:"
+if "global_keyprefix" in CELERY_BROKER_TRANSPORT_OPTIONS:
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = f"{LEADERBOARD_KEY_PREFIX}celery:"

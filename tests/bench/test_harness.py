@@ -66,8 +66,6 @@ def _run_tiny(
         str(postgres_dir),
         "--key-prefix",
         f"{prefix}lb:",
-        "--cache-prefix",
-        f"{prefix}cache",
         "--broker-db",
         # Two checkouts' suites on one machine each name their own (TEST_BROKER_DB), or their
         # workers would take each other's mirror tasks.

@@ -43,7 +43,6 @@ def server_env(broker_url: str) -> dict[str, str]:
         "REDIS_URL": settings.REDIS_URL,
         "CELERY_BROKER_URL": broker_url,
         "LEADERBOARD_KEY_PREFIX": settings.LEADERBOARD_KEY_PREFIX,
-        "CACHE_KEY_PREFIX": settings.CACHES["default"]["KEY_PREFIX"],
         "LOG_LEVEL": "INFO",
     }
 

@@ -124,7 +124,6 @@ class Site:
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": f"redis://127.0.0.1:{broker_port}/0",
             "LEADERBOARD_KEY_PREFIX": settings.LEADERBOARD_KEY_PREFIX,
-            "CACHE_KEY_PREFIX": settings.CACHES["default"]["KEY_PREFIX"],
             # Tests recreate seasons under the same slugs: no process-local caches.
             "LEADERBOARD_TOP_CACHE_SECONDS": "0",
             "LEADERBOARD_SEASON_CACHE_SECONDS": "0",
@@ -136,8 +135,9 @@ class Site:
         self.worker = Process(
             "worker",
             [str(BIN / "celery"), "-A", "config", "worker", "--pool", "solo"]
-            # The default queue and the long jobs' (closing a season from the console).
-            + ["-Q", f"celery,{settings.CELERY_LONG_JOBS_QUEUE}"]
+            # The default queue, the long jobs' and the operators' (closing a season from the
+            # console).
+            + ["-Q", f"celery,{settings.CELERY_LONG_JOBS_QUEUE},{settings.CELERY_REBUILDS_QUEUE}"]
             + ["-n", f"pages-{uuid.uuid4().hex[:8]}@%h", "--loglevel", "INFO"]
             + ["--without-heartbeat", "--without-gossip", "--without-mingle"],
             env=self.env,
