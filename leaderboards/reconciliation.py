@@ -1,7 +1,10 @@
 """Reconciliation: find and repair every difference between PostgreSQL's totals and the ZSETs.
 
-Each run checks the players whose totals changed recently and one more page of a walk through
-the whole season, so over time every entry is checked. Repairs are compare-and-set, so a repair
+Each run checks the players whose totals changed since the last completed run (its recent pass)
+and one more page of a walk through the whole season, so over time every entry is checked. The
+recent pass starts from a point kept in Redis beside the sets (store.checked_through): a Redis
+that came back older than it was took that point back with it, so mirror writes it lost, of any
+number, are re-checked and repaired by the next run. Repairs are compare-and-set, so a repair
 never overwrites a newer score the mirror wrote meanwhile. Drift is zero in normal operation;
 when it is not, it is logged and recorded (and exported as a metric). A ZSET that lost most of
 its members (its Redis, or its Cluster node, restarted empty) is rebuilt whole instead, at once.
@@ -12,11 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
+from audit.models import OperatorAction, OperatorActionKind
 from matches.models import PendingStanding, PlayerTotal
 from seasons.locks import SeasonBusy
 from seasons.models import Season, SeasonState, SortOrder
@@ -27,14 +32,21 @@ from .models import ReconciliationRun
 
 logger = logging.getLogger(__name__)
 
+# The recent pass of a season never checked before (or of a Redis gone back to before its first
+# check) starts when its set was marked whole, at most this long ago.
 RECENT = timedelta(minutes=10)
+# The recent pass also re-checks this long before the point its last run left: a result's
+# transaction commits within this long of its request's clock (its received_at), and the web
+# processes' clocks agree with the workers' within it.
+RECENT_OVERLAP = timedelta(seconds=30)
+# A season last checked longer ago than this (reconciliation stopped, or a Redis restored from an
+# old copy) is rebuilt whole rather than re-checked result by result.
+RECENT_REBUILD_AFTER = timedelta(hours=1)
 # Players the walk checks per season and run (every minute): 144 million a day, so a board of
 # 100 million players is walked in about 17 hours.
 WALK_PAGE = 100_000
 # ZSET members one run looks at for strangers.
 STRANGER_SCAN = 100_000
-# Latest results whose players the recent pass checks, at most.
-RECENT_RESULTS = 20000
 CHUNK = 1000
 # Players of the walk's page each run first looks up: when more than half of those PostgreSQL
 # ranks are missing from the ZSET, the set was lost, not drifted (drift is zero in normal
@@ -117,22 +129,37 @@ def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
             )
 
 
-def _recent_players(season: Season) -> list[str]:
-    """The players of the season's latest results (at most RECENT_RESULTS of them), newest first:
-    where drift would come from. Read backwards along the results' primary key, so the cost is
-    bounded however fast results arrive."""
+def _recent_since(season: Season, now: datetime) -> datetime:
+    """Where the recent pass starts: the point the last completed pass (or rebuild) left in
+    Redis, RECENT_OVERLAP before it."""
+    through = store.checked_through(season.pk, shards=season.shards)
+    if through is None:
+        marked = season.standings_whole_since
+        start = now - RECENT if marked is None else max(marked, now - RECENT)
+    else:
+        start = datetime.fromtimestamp(through, tz=UTC)
+    return start - RECENT_OVERLAP
+
+
+def _recent_players(season: Season, since: datetime) -> list[str]:
+    """The players whose totals changed since `since`: those with results received since (the
+    results' BRIN index on received_at finds them), and those whose results an operator voided,
+    or who were banned or unbanned, since (the audit log)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            SELECT player_id FROM (
-                SELECT player_id, id FROM matches_matchresult
-                WHERE season_id = %s AND received_at >= %s
-                ORDER BY id DESC LIMIT %s
-            ) latest GROUP BY player_id ORDER BY max(id) DESC
-            """,
-            [season.pk, timezone.now() - RECENT, RECENT_RESULTS],
+            "SELECT DISTINCT player_id FROM matches_matchresult"
+            " WHERE season_id = %s AND received_at >= %s",
+            [season.pk, since],
         )
-        return [row[0] for row in cursor.fetchall()]
+        players = {row[0] for row in cursor.fetchall()}
+    voided = Q(action=OperatorActionKind.VOID_RESULT, board=season.board.slug, season=season.slug)
+    bans = Q(action__in=[OperatorActionKind.BAN, OperatorActionKind.UNBAN])
+    players.update(
+        OperatorAction.objects.filter(voided | bans, at__gte=since).values_list(
+            "player_id", flat=True
+        )
+    )
+    return sorted(players)
 
 
 def _missing(season: Season, player_ids: list[str]) -> tuple[Tally, dict[int, str]]:
@@ -155,15 +182,12 @@ def _missing(season: Season, player_ids: list[str]) -> tuple[Tally, dict[int, st
     return worst, present
 
 
-def _rebuild_lost(season: Season, sample: Tally, now: datetime) -> Tally:
-    """Rebuild a season whose ZSET was lost (its whole marker gone, or most of its members),
-    from PostgreSQL, and record the sample as the run's walk."""
-    logger.warning(
-        "season %s: standings lost in Redis (%d of %d sampled players missing); rebuilding",
-        season.pk,
-        sample.drift,
-        sample.checked,
-    )
+def _rebuild_lost(season: Season, sample: Tally, now: datetime, why: str | None = None) -> Tally:
+    """Rebuild a season whose ZSET was lost (its whole marker gone, or most of its members), or
+    last checked too long ago (`why`), from PostgreSQL, and record the sample as the run's walk."""
+    if why is None:
+        why = f"standings lost in Redis ({sample.drift} of {sample.checked} sampled missing)"
+    logger.warning("season %s: %s; rebuilding", season.pk, why)
     try:
         services.season_rebuild_standings(season=season)
     except SeasonBusy:
@@ -195,9 +219,14 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
             season_id=season.pk, shards=season.shards, present=present
         )
 
+    since = _recent_since(season, now)
+    if since < now - RECENT_REBUILD_AFTER:
+        return _rebuild_lost(season, sample, now, f"last checked before {since.isoformat()}")
     recent = Tally()
-    _check(season, _recent_players(season), recent)
+    _check(season, _recent_players(season, since), recent)
     _record(season, ReconciliationRun.Kind.RECENT, recent, now)
+    # Written after the comparisons, so it is in Redis only with what they found there.
+    services.season_checked_through(season=season, at=now)
 
     walk = Tally()
     _check(season, page, walk)
@@ -263,6 +292,9 @@ def _live_seasons() -> Iterable[Season]:
 
 def seasons_reconcile(*, now: datetime | None = None) -> int:
     """Reconcile every season not closed yet; returns the drift found."""
+    # Redis holding another database's standings now (brought back from elsewhere) loses them
+    # before anything of them is compared or kept (store.py, "The database mirrored").
+    store.identity_claim()
     drift = 0
     for season in _live_seasons():
         # Each season on its own: one that fails (Redis refusing its key, say) is logged and

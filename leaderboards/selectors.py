@@ -206,8 +206,7 @@ def standings_source(season: Season) -> StandingsSource:
         read_around=partial(_own_read, store.read_around, season, whole),
         read_many=partial(store.read_many, season.pk, shards=season.shards, whole=whole),
     )
-    if not whole:
-        return reads
+    # Even a season never marked whole: a set found marked by another database is rebuilt.
     return StandingsSource(*(rebuild_asked_when_lost(read, season.pk) for read in reads))
 
 

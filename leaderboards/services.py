@@ -8,16 +8,19 @@ mirroring is a script call per season and one DELETE of the outbox rows it wrote
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
+from django.db.models import Min, Q
 from django.utils import timezone
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
-from matches.models import PendingStanding, Player, PlayerTotal
+from matches.models import PendingPlayerRefresh, PendingStanding, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
 from seasons.models import Season, SeasonState
@@ -33,6 +36,8 @@ SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
 # A season found lost is rebuilt once in this long, however many writes and runs find it so.
 HEAL_CLAIM_SECONDS = 60
+# Bans' refreshes one sweep applies at most (each is a few queries and one Redis round trip).
+PLAYER_REFRESH_SWEEP_LIMIT = 1000
 
 
 def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
@@ -57,6 +62,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             composite=c.composite,
             worsening=c.worsening,
             shards=shards_of_live[c.season_id],
+            stamp=c.pending_id,
         )
         for c in live_changes
     )
@@ -143,18 +149,9 @@ def totals_mirror_pending(
     rows = list(pending.select_related("season__board").order_by("id")[:limit])
     if not rows:
         return 0
-    # A ban whose refresh task was lost too: the sweep checks PostgreSQL, since the banned
-    # players Redis remembers are only as good as that task.
-    banned = set(
-        Player.objects.filter(
-            player_id__in={row.player_id for row in rows}, banned_at__isnull=False
-        ).values_list("player_id", flat=True)
-    )
-    for player_id in banned:
-        store.players_ban(
-            {row.season_id: row.season.shards for row in rows if row.player_id == player_id},
-            player_id,
-        )
+    # A ban whose refresh task was lost too: applied first, so a banned player's standing is
+    # not mirrored (through the bans' outbox, so it cannot undo a later unban's refresh).
+    players_refresh_owed(player_ids={row.player_id for row in rows})
     standings_mirror(
         changes=[
             StandingChange(
@@ -179,7 +176,28 @@ def mirror_lag_seconds(*, now: datetime | None = None) -> float:
     return max(0.0, ((now or timezone.now()) - oldest).total_seconds())
 
 
-def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
+# Where a rebuild reads a season's standings, best first: a live season's from its players'
+# totals, banned players left out; a closed one's from its archive, final as it was given (a
+# later void or ban changes the totals, never the standings the season closed with).
+_FROM_TOTALS = """
+    SELECT player_id, {composite}
+    FROM matches_playertotal t
+    WHERE season_id = %s AND NOT EXISTS (
+        SELECT 1 FROM matches_player p
+        WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
+    ORDER BY 2 DESC
+"""
+_FROM_ARCHIVE = """
+    SELECT player_id, {composite}
+    FROM seasons_archivedstanding
+    WHERE season_id = %s
+    ORDER BY rank
+"""
+
+
+def _season_composites(
+    season: Season, *, from_archive: bool = False
+) -> Iterator[list[tuple[str, int]]]:
     """Every player's composite score in the season, computed by PostgreSQL, in chunks.
 
     The arithmetic is seasons.scoring's, rendered into SQL, so ten million rows never pass
@@ -194,16 +212,10 @@ def _season_composites(season: Season) -> Iterator[list[tuple[str, int]]]:
         starts_at="%s",
         lowest_first="TRUE" if board.lowest_first else "FALSE",
     )
+    source = _FROM_ARCHIVE if from_archive else _FROM_TOTALS
     with transaction.atomic(), connection.chunked_cursor() as cursor:
         cursor.execute(
-            f"""
-            SELECT player_id, {composite}
-            FROM matches_playertotal t
-            WHERE season_id = %s AND NOT EXISTS (
-                SELECT 1 FROM matches_player p
-                WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
-            ORDER BY 2 DESC
-            """,  # noqa: S608 - the expression comes from fixed constants
+            source.format(composite=composite),  # the expression comes from fixed constants
             [season.starts_at, season.id],
         )
         while True:
@@ -217,15 +229,32 @@ def season_rebuild_standings(
     *, season: Season, on_progress: Callable[[int], None] | None = None
 ) -> int:
     """Rebuild a season's ZSET from PostgreSQL and swap it in atomically; returns its size.
-    One runner per season: raises SeasonBusy while another worker closes or rebuilds it."""
+    A closed season's is rebuilt from its archive (its reads answer from the set while the
+    board keeps it). One runner per season: raises SeasonBusy while another worker closes or
+    rebuilds it."""
     with season_job(season.pk):
+        started = timezone.now()
+        # Read under the lock: a close that finished meanwhile has archived the season.
+        closed = Season.objects.filter(pk=season.pk, state=SeasonState.CLOSED).exists()
         size = store.rebuild_standings(
             season.id,
-            lambda: _season_composites(season),
+            lambda: _season_composites(season, from_archive=closed),
             worsening=season.board.standings_worsen,
             on_chunk=on_progress,
             shards=season.shards,
         )
+        if closed:
+            # Its keys are back: removed again once the board's retention says so.
+            Season.objects.filter(pk=season.pk).update(standings_removed_at=None)
+        else:
+            # The set was built without PostgreSQL's banned players, but the season's banned
+            # players in Redis may be gone with the set (a Redis back empty): without them the
+            # mirror would put a banned player's next result back on the board, and reads would
+            # answer "not ranked" instead of "banned".
+            season_bans_repair(season=season)
+        # The swapped set holds every total committed before it began (read, or mirrored into
+        # it meanwhile): reconciliation's recent pass need not look further back.
+        season_checked_through(season=season, at=started)
     # Built from PostgreSQL, so whole: a later loss of it is found, even if it was never
     # marked before.
     Season.objects.filter(pk=season.pk, standings_whole_since__isnull=True).update(
@@ -234,6 +263,17 @@ def season_rebuild_standings(
     live.standings_changed([season.id])
     logger.info("rebuilt season %s: %d players", season.pk, size)
     return size
+
+
+def season_checked_through(*, season: Season, at: datetime) -> None:
+    """Record in Redis, beside the season's sets, that they hold every total committed before
+    `at` as PostgreSQL has it (store.checked_through): a set checked by reconciliation, or just
+    rebuilt. Totals still in the mirror's outbox are not in Redis yet, so the point is moved back
+    to the oldest of them: their writes come later, and a Redis that loses those must be
+    re-checked from before them."""
+    oldest = PendingStanding.objects.filter(season=season).aggregate(at=Min("changed_at"))["at"]
+    through = at if oldest is None else min(at, oldest)
+    store.checked_through_set(season.pk, through.timestamp(), shards=season.shards)
 
 
 def season_rebuild_by_operator(
@@ -245,19 +285,24 @@ def season_rebuild_by_operator(
     """An operator's rebuild (the admin's action, `manage.py rebuild_leaderboard`), recorded in
     the audit log once done; `actor` None is a command line. A close's own rebuild is not."""
     size = season_rebuild_standings(season=season, on_progress=on_progress)
+    closed = Season.objects.filter(pk=season.pk, state=SeasonState.CLOSED).exists()
     operator_action_record(
         actor=actor,
         action=OperatorActionKind.REBUILD,
         board=season.board.slug,
         season=season.slug,
-        details={"players": size},
+        details={"players": size, "from": "archive"} if closed else {"players": size},
     )
     return size
 
 
 def player_standings_refresh(*, player_id: str) -> int:
     """After a ban or an unban: take the player off every live board, or put them back exactly
-    as PostgreSQL has them. Returns how many seasons were touched."""
+    as PostgreSQL has them, by the ban state PostgreSQL has now (so it may be repeated, and a
+    late one cannot undo a later change). Returns how many seasons were touched."""
+    # Taken before the totals are read: a correction stamped later may be missing from them,
+    # and its value wins (see _standings_stamp).
+    stamp = _standings_stamp()
     totals = list(
         PlayerTotal.objects.filter(player_id=player_id)
         .exclude(season__state=SeasonState.CLOSED)
@@ -283,6 +328,7 @@ def player_standings_refresh(*, player_id: str) -> int:
             ),
             worsening=total.season.board.standings_worsen,
             shards=total.season.shards,
+            stamp=stamp,
         )
         for total in totals
     )
@@ -290,24 +336,121 @@ def player_standings_refresh(*, player_id: str) -> int:
     return len(totals)
 
 
+def player_refresh_owed_apply(*, player_id: str, wait: bool = False) -> bool:
+    """Apply the refresh a ban change owes the player's boards (matches.models.
+    PendingPlayerRefresh), if still owed; returns whether one was applied.
+
+    The row stays locked while the refresh runs and is deleted in the same transaction, after
+    Redis holds the ban state: an error leaves it for the sweep, and a ban change committing
+    meanwhile waits for the lock and then owes a refresh of its own. A row another worker is
+    applying is skipped, unless `wait` (a close that needs it done)."""
+    with transaction.atomic():
+        owed = (
+            PendingPlayerRefresh.objects.select_for_update(skip_locked=not wait)
+            .filter(player_id=player_id)
+            .first()
+        )
+        if owed is None:
+            return False
+        player_standings_refresh(player_id=player_id)
+        owed.delete()
+    return True
+
+
+def players_refresh_owed(
+    *, player_ids: Collection[str] | None = None, limit: int = PLAYER_REFRESH_SWEEP_LIMIT
+) -> int:
+    """The bans' sweep: apply the refreshes still owed (of these players only, with
+    `player_ids`), oldest first; a lost task or a Redis error leaves them to the next run.
+    Returns how many were applied."""
+    owed = PendingPlayerRefresh.objects.order_by("requested_at")
+    if player_ids is not None:
+        owed = owed.filter(player_id__in=player_ids)
+    applied = 0
+    for player_id in owed.values_list("player_id", flat=True)[:limit]:
+        try:
+            applied += player_refresh_owed_apply(player_id=player_id)
+        except (RedisConnectionError, RedisTimeoutError):
+            # Redis is away: the others would fail alike; the next run tries again.
+            logger.warning("could not refresh the boards of %s yet", player_id, exc_info=True)
+            break
+        except Exception:
+            logger.exception(
+                "refreshing the boards of %s failed; the next run tries again", player_id
+            )
+    return applied
+
+
+def season_bans_repair(*, season: Season) -> int:
+    """Make the banned players Redis holds off the season's board PostgreSQL's, for a close
+    that must not depend on refreshes: the ones still owed for the season's players are
+    applied now, and a difference owed none (a Redis restored from an older copy) is owed one
+    and applied. Returns how many players were refreshed."""
+    now = timezone.now()
+    held_off = store.season_banned_players(season.pk, shards=season.shards)
+    players = PlayerTotal.objects.filter(season=season)
+    banned_now = Q(player__banned_at__isnull=False) & (
+        Q(player__banned_until__isnull=True) | Q(player__banned_until__gt=now)
+    )
+    differing = set(players.filter(banned_now).values_list("player_id", flat=True)) ^ set(
+        players.filter(player_id__in=held_off).values_list("player_id", flat=True)
+    )
+    # Upserted as a ban does, so a refresh running meanwhile is waited for, not undone.
+    PendingPlayerRefresh.objects.bulk_create(
+        [PendingPlayerRefresh(player_id=p, requested_at=now) for p in sorted(differing)],
+        update_conflicts=True,
+        unique_fields=["player"],
+        update_fields=["requested_at"],
+    )
+    owed = PendingPlayerRefresh.objects.filter(player_id__in=players.values("player_id"))
+    return sum(
+        player_refresh_owed_apply(player_id=player_id, wait=True)
+        for player_id in owed.order_by("player_id").values_list("player_id", flat=True)
+    )
+
+
+def _standings_stamp() -> int:
+    """A stamp that orders a copy of standings against corrections: the next value of the
+    outbox's id sequence, the clock every committed standing already carries (its outbox row's
+    id, taken by the write path while it holds the season's row in share mode)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence('matches_pendingstanding', 'id'))")
+        (stamp,) = cursor.fetchone()
+    return int(stamp)
+
+
 def player_standing_correct(*, season_id: int, player_id: str) -> bool:
     """After a correction (a voided result): set the player's entry in the season's live board to
     exactly what PostgreSQL has now (off the board if no total is left), whichever way it moves.
-    A closed season's board is left as archived. Returns whether an entry was written."""
-    season = Season.objects.select_related("board").get(pk=season_id)
-    if season.state == SeasonState.CLOSED:
-        return False
-    total = PlayerTotal.objects.filter(season_id=season_id, player_id=player_id).first()
-    composite = (
-        None
-        if total is None
-        else composite_for(
-            points=total.points,
-            reached_at=total.reached_at,
-            season_starts_at=season.starts_at,
-            lowest_first=season.board.lowest_first,
+    A closed season's board is left as archived. Returns whether an entry was written.
+
+    The season's row is held against writes (each result's transaction holds it in share mode)
+    from the stamp to the Redis write, a few milliseconds: a standing committed before is in
+    the total read and its outbox id is below the stamp, so its copies still on their way (an
+    outbox row, a redelivered task, a rebuild's snapshot) are skipped by Redis; one committed
+    after waits, gets an id above the stamp, and is mirrored over the correction as usual."""
+    with transaction.atomic():
+        season = (
+            Season.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("board")
+            .get(pk=season_id)
         )
-    )
-    written = store.standing_correct(season_id, player_id, composite, shards=season.shards)
+        if season.state == SeasonState.CLOSED:
+            return False
+        stamp = _standings_stamp()
+        total = PlayerTotal.objects.filter(season_id=season_id, player_id=player_id).first()
+        composite = (
+            None
+            if total is None
+            else composite_for(
+                points=total.points,
+                reached_at=total.reached_at,
+                season_starts_at=season.starts_at,
+                lowest_first=season.board.lowest_first,
+            )
+        )
+        written = store.standing_correct(
+            season_id, player_id, composite, stamp=stamp, shards=season.shards
+        )
     live.standings_changed([season_id])
     return written

@@ -12,6 +12,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
+import logging
+import threading
 import zlib
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from config.redis import (
     ScriptCall,
@@ -44,6 +46,10 @@ from config.redis import (
 )
 from seasons.scoring import TIME_SLOTS
 
+from .identity import database_identity
+
+logger = logging.getLogger(__name__)
+
 # Members with a better points part than a given score: ZCOUNT from the next points floor up.
 # Only competition ranks (1-2-2-4) need it, and the callers say so with a flag ('1'): an ordinal
 # rank is ZREVRANK alone, and the ZCOUNT would be most of a hot read's time in Redis.
@@ -55,12 +61,15 @@ local function better(key, score, competition)
 end
 """
 
-# A read of a season whose standings must be whole names the season's marker as KEYS[2] (see
-# "Whole standings" below); without it the set may be a lost one refilled in part, and the read
-# fails rather than answer from it.
+# Every read of a live set names the set's "whole" marker as KEYS[2], and gives this database's
+# identity and whether the set must be whole ('1') as ARGV[1] and ARGV[2] (see "Whole standings"
+# and "The database mirrored" below); the script's own arguments follow. A set marked by another
+# database is never read, and one that must be whole is read only when marked by this one: it
+# may be a lost one refilled in part, and the read fails rather than answer from it.
 _NOT_WHOLE = "NOTWHOLE"
 _LUA_WHOLE = f"""
-if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 0 then
+local marked = redis.call('GET', KEYS[2])
+if marked ~= ARGV[1] and (marked or ARGV[2] == '1') then
   return redis.error_reply('{_NOT_WHOLE} the season has no whole standings in Redis')
 end
 """
@@ -70,11 +79,11 @@ _READ_RANK = (
     _LUA_BETTER
     + _LUA_WHOLE
     + """
-local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[3])
 local size = redis.call('ZCARD', KEYS[1])
 if not rank then return {false, false, size, false} end
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-return {rank, score, size, better(KEYS[1], score, ARGV[2])}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+return {rank, score, size, better(KEYS[1], score, ARGV[4])}
 """
 )
 
@@ -83,10 +92,10 @@ _READ_PAGE = (
     _LUA_BETTER
     + _LUA_WHOLE
     + """
-local rows = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES')
+local rows = redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4], 'WITHSCORES')
 local size = redis.call('ZCARD', KEYS[1])
 local first_better = false
-if #rows > 0 then first_better = better(KEYS[1], rows[2], ARGV[3]) end
+if #rows > 0 then first_better = better(KEYS[1], rows[2], ARGV[5]) end
 return {size, first_better, rows}
 """
 )
@@ -96,28 +105,29 @@ _READ_AROUND = (
     _LUA_BETTER
     + _LUA_WHOLE
     + """
-local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[3])
 local size = redis.call('ZCARD', KEYS[1])
 if not rank then return {false, size, false, false, {}} end
-local n = tonumber(ARGV[2])
+local n = tonumber(ARGV[4])
 local first = rank - n
 if first < 0 then first = 0 end
 local rows = redis.call('ZREVRANGE', KEYS[1], first, rank + n, 'WITHSCORES')
-return {rank, size, first, better(KEYS[1], rows[2], ARGV[3]), rows}
+return {rank, size, first, better(KEYS[1], rows[2], ARGV[5]), rows}
 """
 )
 
-# Rank, score and (with the flag first in ARGV) competition-rank base of each of many players.
+# Rank, score and (with the flag first in its arguments) competition-rank base of each of many
+# players.
 _READ_MANY = (
     _LUA_BETTER
     + _LUA_WHOLE
     + """
 local out = {}
-for i = 2, #ARGV do
+for i = 4, #ARGV do
   local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
   if rank then
     local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
-    out[#out + 1] = {rank, score, better(KEYS[1], score, ARGV[1])}
+    out[#out + 1] = {rank, score, better(KEYS[1], score, ARGV[3])}
   else
     out[#out + 1] = {false, false, false}
   end
@@ -145,32 +155,50 @@ return 1
 """
 
 
-# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score pairs. Banned
-# players are skipped; while a rebuild runs (KEYS[3] exists) the set it builds gets the write too,
-# so a result committed after the rebuild read PostgreSQL is not lost by the swap. Returns what
-# it wrote, whether the set is marked whole (KEYS[5]) and a member it wrote (or false).
+# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score, stamp triples.
+# Banned players are skipped, and so is a write older than the member's correction (its stamp
+# below the correction's, see _CORRECT); while a rebuild runs (KEYS[3] exists) the set it builds
+# gets the write too, so a result committed after the rebuild read PostgreSQL is not lost by the
+# swap. Returns what it wrote, the set's "whole" marker (KEYS[5]: the identity of the database
+# that marked it, or false) and a member it wrote (or false).
 _MIRROR = """
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+local corrected = redis.call('EXISTS', KEYS[6]) == 1
 local written = 0
 local one = false
-for i = 2, #ARGV, 2 do
+for i = 2, #ARGV, 3 do
   local member = ARGV[i]
-  if redis.call('SISMEMBER', KEYS[2], member) == 0 then
+  local current = true
+  if corrected then
+    local since = redis.call('HGET', KEYS[6], member)
+    current = not since or (ARGV[i + 2] ~= '' and tonumber(ARGV[i + 2]) > tonumber(since))
+  end
+  if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
     redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
     if rebuilding then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member) end
     written = written + 1
     one = member
   end
 end
-return {written, redis.call('EXISTS', KEYS[5]), one}
+return {written, redis.call('GET', KEYS[5]), one}
 """
 
-# A correction (a voided result): the member's score set exactly, whichever way it moves, or the
-# member removed (ARGV[2] ""), in the live set and in any set being rebuilt; a banned player is
-# left off.
+# Corrections. A correction (a voided result) sets the member's score exactly, whichever way it
+# moves, or removes the member (ARGV[2] ""), in the live set and in any set being rebuilt; a
+# banned player is left off. Older copies of the member's standing may still be on their way: an
+# outbox row committed before the void, a mirror task redelivered, a rebuild's snapshot read
+# before it. So the correction leaves its stamp (ARGV[3], a value of the outbox's id sequence
+# taken while no write of the season could commit: leaderboards/services.py) in the shard's
+# corrected players (KEYS[6]): the mirror skips the member's writes stamped below it, and the
+# rebuild skips the member's snapshot rows once corrected during it (KEYS[7]). A correction
+# older than the one stored changes nothing (0).
 _CORRECT = """
+local since = redis.call('HGET', KEYS[6], ARGV[1])
+if since and tonumber(since) >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+if rebuilding then redis.call('SADD', KEYS[7], ARGV[1]) end
 if ARGV[2] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   if rebuilding then redis.call('ZREM', KEYS[4], ARGV[1]) end
@@ -178,6 +206,32 @@ else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
   if rebuilding then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
 end
+return 1
+"""
+
+# A chunk of the rebuild's snapshot into the set it builds (KEYS[1]), by ARGV[1] (GT or LT),
+# then score, member pairs; ARGV[2] is how long the set may live. Members corrected since the
+# rebuild began (KEYS[2]) are skipped: the correction read PostgreSQL after the snapshot, or
+# the snapshot's copy would undo it. ZADD takes the pairs 500 at a time (Lua's unpack).
+_BUILD = """
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  for i = 3, #ARGV, 1000 do
+    redis.call('ZADD', KEYS[1], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+else
+  local batch = {}
+  for i = 3, #ARGV, 2 do
+    if redis.call('SISMEMBER', KEYS[2], ARGV[i + 1]) == 0 then
+      batch[#batch + 1] = ARGV[i]
+      batch[#batch + 1] = ARGV[i + 1]
+    end
+    if #batch >= 1000 or (i + 2 > #ARGV and #batch > 0) then
+      redis.call('ZADD', KEYS[1], ARGV[1], unpack(batch))
+      batch = {}
+    end
+  end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
@@ -191,8 +245,9 @@ return 1
 
 # The rebuild's swap: the built set replaces the live one (the old one is freed in the
 # background), minus players banned while it was built; the rebuild's marker goes, so the mirror
-# writes the live set alone again, and the set is marked whole (built from PostgreSQL). Without
-# the rebuild's marker the build set lost its start with its Redis (restarted meanwhile): no swap.
+# writes the live set alone again, and the set is marked whole (built from PostgreSQL) with this
+# database's identity (ARGV[1]). Without the rebuild's marker the build set lost its start with
+# its Redis (restarted meanwhile): no swap.
 _SWAP = """
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return redis.error_reply('REBUILDLOST the set being built was lost with its Redis')
@@ -205,12 +260,13 @@ if redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('RENAME', KEYS[4], KEYS[1])
   redis.call('PERSIST', KEYS[1])
 end
-redis.call('SET', KEYS[5], '1')
+redis.call('SET', KEYS[5], ARGV[1])
 return redis.call('ZCARD', KEYS[1])
 """
 
-# How long a rebuild may run before its marker and half-built set expire (a crashed rebuild
-# must not leave the mirror writing twice forever). A rebuild renews them as it goes.
+# How long a rebuild's marker and half-built set outlive its last renewal (a crashed rebuild
+# must not leave the mirror writing twice forever). A running rebuild renews them from a thread
+# (_Heartbeat), also while PostgreSQL sorts before the first chunk.
 REBUILD_TTL_SECONDS = 600
 
 
@@ -270,14 +326,17 @@ def _whole_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
 
 def _season_keys(season_id: int, shards: int = 1, shard: int = 0) -> list[str]:
     """The keys the mirror's and the rebuild's scripts touch, all in the shard's slot: the live
-    set, the banned players, the marker of a rebuild in progress, the set it builds and the
-    marker of a whole set."""
+    set, the banned players, the marker of a rebuild in progress, the set it builds, the
+    marker of a whole set, the corrected players (see "Corrections" at _CORRECT) and the players
+    corrected while the rebuild runs."""
     return [
         standings_key(season_id, shards, shard),
         _banned_key(season_id, shards, shard),
         _shard_key(season_id, shards, shard, "rebuilding"),
         _shard_key(season_id, shards, shard, "rebuild"),
         _whole_key(season_id, shards, shard),
+        _shard_key(season_id, shards, shard, "corrected"),
+        _shard_key(season_id, shards, shard, "rebuild-corrected"),
     ]
 
 
@@ -300,6 +359,11 @@ class StandingWrite:
     # which makes the mirror indifferent to redelivery and order.
     worsening: bool = False
     shards: int = 1  # the season's
+    # Where the standing stands among corrections: its outbox row's id, or a value of that
+    # sequence taken before PostgreSQL was read (leaderboards/services.py). A write stamped
+    # below the player's last correction is older than it and skipped (see _CORRECT); one
+    # without a stamp (tests, benchmarks) is skipped for a player ever corrected.
+    stamp: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,14 +394,15 @@ class Mirrored:
 
 def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     """Mirror standings with ZADD GT (or LT): never moves a score back, so replays and tasks
-    arriving out of order are harmless. Banned players are skipped, and while a rebuild is
-    building the season's next set, the write goes to that set too (see rebuild_standings).
-    One script call per season, all in one round trip."""
+    arriving out of order are harmless. Banned players are skipped, and so are writes older
+    than the player's correction (by stamp); while a rebuild is building the season's next set,
+    the write goes to that set too (see rebuild_standings). One script call per season, all in
+    one round trip."""
     groups: dict[tuple[int, int, int, bool], list[str]] = {}
     for write in writes:
         shard = shard_of(write.player_id, write.shards)
         groups.setdefault((write.season_id, write.shards, shard, write.worsening), []).extend(
-            (write.player_id, str(write.composite))
+            (write.player_id, str(write.composite), "" if write.stamp is None else str(write.stamp))
         )
     if not groups:
         return Mirrored(0, {})
@@ -352,11 +417,12 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
         for (season_id, shards, shard, worsening), members in groups.items()
     ]
     replies = _acknowledged_run(commands)
+    identity = _identity()
     written = 0
     not_whole: dict[int, NotWhole] = {}
     for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
         written += int(reply[0])
-        if not int(reply[1]):
+        if reply[1] != identity:
             found = not_whole.setdefault(season_id, NotWhole(shards, {}))
             if reply[2]:
                 found.written[shard] = reply[2]
@@ -379,14 +445,16 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
 
 
 def standing_correct(
-    season_id: int, player_id: str, composite: int | None, *, shards: int = 1
+    season_id: int, player_id: str, composite: int | None, *, stamp: int, shards: int = 1
 ) -> bool:
     """Set a player's score to exactly `composite` (None: off the board), even when that is
     worse than the one stored: the mirror's writes only move a score one way, and a voided
-    result moves it the other. Returns False for a banned player (left off)."""
+    result moves it the other. From now on the player's writes stamped below `stamp` are
+    skipped (see _CORRECT). Returns False for a banned player (left off) and for a correction
+    older than the last one made."""
     done = script(_CORRECT)(
         keys=_player_keys(season_id, shards, player_id),
-        args=[player_id, "" if composite is None else str(composite)],
+        args=[player_id, "" if composite is None else str(composite), str(stamp)],
     )
     return bool(done)
 
@@ -410,6 +478,15 @@ def players_unban(seasons: Mapping[int, int], player_id: str) -> None:
             for season_id, shards in seasons.items()
         ]
     )
+
+
+def season_banned_players(season_id: int, *, shards: int = 1) -> set[str]:
+    """The players the season's boards (every shard's) hold off as banned: a few, so one
+    SMEMBERS a shard."""
+    replies = commands_run(
+        [("SMEMBERS", _banned_key(season_id, shards, shard)) for shard in range(shards)]
+    )
+    return {player_id for members in replies for player_id in members}
 
 
 def compare_and_set(
@@ -498,23 +575,33 @@ def _whole_or_raise() -> Iterator[None]:
         raise
 
 
-def _read_keys(season_id: int, whole: bool) -> list[str]:
-    """A single-set read script's keys: the set, and its marker when it must be whole."""
-    return [standings_key(season_id), *([_whole_key(season_id)] if whole else [])]
+def _read_call(source: str, season_id: int, whole: bool, args: Sequence[Any]) -> ScriptCall:
+    """A single-set read script's call: the set and its marker, this database's identity and
+    whether the set must be whole (_LUA_WHOLE), then the script's own arguments."""
+    return ScriptCall(
+        source,
+        [standings_key(season_id), _whole_key(season_id)],
+        [_identity(), _flag(whole), *args],
+    )
 
 
 def _whole_commands(season_id: int, shards: int) -> Commands:
-    return [("EXISTS", _whole_key(season_id, shards, shard)) for shard in range(shards)]
+    return [("GET", _whole_key(season_id, shards, shard)) for shard in range(shards)]
+
+
+def _readable(markers: Sequence[str | None], whole: bool) -> bool:
+    """Whether sets with these markers may be read: none marked by another database and, when
+    they must be whole (`whole`), every one marked by this one (the rule of _LUA_WHOLE)."""
+    identity = _identity()
+    return all(marked == identity or (marked is None and not whole) for marked in markers)
 
 
 def _whole_checked(plan: Plan[_T], season_id: int, shards: int, whole: bool) -> Plan[_T]:
-    """A sharded read's plan whose first round trip also asks for every shard's marker (with
-    `whole`), and which raises StandingsNotWhole where one is missing."""
-    if not whole:
-        return (yield from plan)
+    """A sharded read's plan whose first round trip also asks for every shard's marker, and
+    which raises StandingsNotWhole where a shard may not be read (_readable)."""
     markers = _whole_commands(season_id, shards)
     replies = yield [*next(plan), *markers]
-    if not all(int(found) for found in replies[-shards:]):
+    if not _readable(replies[-shards:], whole):
         raise StandingsNotWhole(f"season {season_id}: a shard has no whole standings in Redis")
     replies = replies[:-shards]
     try:
@@ -524,11 +611,14 @@ def _whole_checked(plan: Plan[_T], season_id: int, shards: int, whole: bool) -> 
         return done.value
 
 
-# Mark a set whole, if it still holds the member its caller saw there (ARGV[1], "" for none):
-# a set lost with its Redis since the caller looked is not marked.
+# Mark a set whole with this database's identity (ARGV[2]), if it still holds the member its
+# caller saw there (ARGV[1], "" for none): a set lost with its Redis since the caller looked is
+# not marked, nor one another database marked (its players are not this one's: it is rebuilt).
 _MARK_WHOLE = """
+local marked = redis.call('GET', KEYS[2])
+if marked then return marked == ARGV[2] and 1 or 0 end
 if ARGV[1] ~= '' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-redis.call('SET', KEYS[2], '1')
+redis.call('SET', KEYS[2], ARGV[2])
 return 1
 """
 
@@ -545,7 +635,7 @@ def standings_mark_whole(
             ScriptCall(
                 _MARK_WHOLE,
                 [standings_key(season_id, shards, shard), _whole_key(season_id, shards, shard)],
-                [present.get(shard, "")],
+                [present.get(shard, ""), _identity()],
             )
         )
         for shard in range(shards)
@@ -554,8 +644,81 @@ def standings_mark_whole(
 
 
 def standings_whole(season_id: int, *, shards: int = 1) -> bool:
-    """Whether every shard of the season is marked whole."""
-    return all(int(found) for found in commands_run(_whole_commands(season_id, shards)))
+    """Whether every shard of the season is marked whole by this database."""
+    return _readable(commands_run(_whole_commands(season_id, shards)), True)
+
+
+def _readable_or_raise(season_id: int, shards: int, whole: bool) -> None:
+    if not _readable(commands_run(_whole_commands(season_id, shards)), whole):
+        raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
+
+
+# --- The database mirrored ---------------------------------------------------------------------
+# Season ids repeat from one PostgreSQL database to the next (identity.py), so what Redis holds
+# is tied to the database it mirrors. The deployment's identity key names that database, and
+# each whole marker holds its identity. A process's first use of the store claims the key: one
+# that finds another database's identity there deletes that database's keys (the seasons' and
+# the profiles'), so nothing of it is taken for this database's; reconciliation claims it again
+# every run. The markers are the second line: a set marked by another database (a Redis brought
+# back from elsewhere while running, or kept from before the identity was, marked '1') is never
+# read: reads answer 503, the mirror does not mark it, and the season is rebuilt from PostgreSQL.
+
+# Set the identity key to this database's; returns false when it held it already, else what it
+# held ("" for nothing).
+_IDENTITY_CLAIM = """
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return false end
+redis.call('SET', KEYS[1], ARGV[1])
+return held or ''
+"""
+
+_claimed: str | None = None  # the identity this process claimed Redis for
+_claim_lock = threading.Lock()
+
+
+def _identity_key() -> str:
+    return f"{settings.LEADERBOARD_KEY_PREFIX}identity"
+
+
+def _identity() -> str:
+    """This database's identity; the first use in a process claims Redis for it."""
+    identity = database_identity()
+    if _claimed != identity:
+        with _claim_lock:
+            if _claimed != identity:
+                identity_claim()
+    return identity
+
+
+def identity_claim() -> str | None:
+    """Claim Redis for this database: where the identity key named another database, delete that
+    database's keys and return its identity (None: Redis held this database's, or nothing)."""
+    global _claimed
+    identity = database_identity()
+    held = script_run(ScriptCall(_IDENTITY_CLAIM, [_identity_key()], [identity]))
+    if held:
+        # The seasons' keys (each behind its hash tag) and the profiles' (their names and
+        # avatars are that database's).
+        removed = _keys_delete(
+            *(f"{settings.LEADERBOARD_KEY_PREFIX}{name}*" for name in ("{", "profile"))
+        )
+        logger.warning(
+            "Redis held the standings of another database (%s, this one is %s): "
+            "deleted its %d keys; seasons are rebuilt from PostgreSQL",
+            held,
+            identity,
+            removed,
+        )
+    _claimed = identity
+    return held or None
+
+
+def identity_current() -> bool:
+    """Whether Redis holds this database's standings: claimed by this process (at its first use,
+    now if not yet) and not claimed by another database since (a second deployment on the same
+    key prefix, which the readiness probe reports)."""
+    identity = _identity()
+    return client().get(_identity_key()) in (identity, None)
 
 
 def heal_claim(season_id: int, *, seconds: int) -> bool:
@@ -567,6 +730,36 @@ def heal_claim(season_id: int, *, seconds: int) -> bool:
 def heal_release(season_id: int) -> None:
     """The season is healed: a loss of it from now on is healed at once again."""
     client().delete(_season_key(season_id, "healing"))
+
+
+# --- Operators' jobs ----------------------------------------------------------------------------
+# An operator's rebuild or close is one job, named by an id its message carries: one job of a
+# kind waits per season (a double click queues one), and a job runs once (a message the broker
+# delivers again, held past its visibility timeout, does nothing).
+
+# Forget the queued job if it still is this one (a later one may have taken its place).
+_JOB_DONE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
+
+
+def season_job_queue_claim(season_id: int, kind: str, job_id: str, *, seconds: int) -> bool:
+    """Claim the season's one queued job of `kind` for `job_id` until it is done or `seconds`
+    have passed; False if another is queued or running."""
+    key = _season_key(season_id, f"job:{kind}")
+    return bool(client().set(key, job_id, nx=True, ex=seconds))
+
+
+def season_job_run_claim(season_id: int, job_id: str, *, seconds: int) -> bool:
+    """Claim the one run of a job; False if a delivery of it ran already (within `seconds`)."""
+    key = _season_key(season_id, f"job-run:{job_id}")
+    return bool(client().set(key, "1", nx=True, ex=seconds))
+
+
+def season_job_done(season_id: int, kind: str, job_id: str) -> None:
+    """The job ended (done or failed): a new request of its kind is a new job."""
+    script_run(ScriptCall(_JOB_DONE, [_season_key(season_id, f"job:{kind}")], [job_id]))
 
 
 def _rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:
@@ -607,7 +800,7 @@ def _page_call(
     season_id: int, offset: int, limit: int, competition: bool, whole: bool
 ) -> ScriptCall:
     args = [offset, offset + limit - 1, _flag(competition)]
-    return ScriptCall(_READ_PAGE, _read_keys(season_id, whole), args)
+    return _read_call(_READ_PAGE, season_id, whole, args)
 
 
 def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
@@ -618,7 +811,7 @@ def _page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
 
 
 def _rank_call(season_id: int, player_id: str, competition: bool, whole: bool) -> ScriptCall:
-    return ScriptCall(_READ_RANK, _read_keys(season_id, whole), [player_id, _flag(competition)])
+    return _read_call(_READ_RANK, season_id, whole, [player_id, _flag(competition)])
 
 
 def _rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]:
@@ -632,7 +825,7 @@ def _around_call(
     season_id: int, player_id: str, n: int, competition: bool, whole: bool
 ) -> ScriptCall:
     args = [player_id, n, _flag(competition)]
-    return ScriptCall(_READ_AROUND, _read_keys(season_id, whole), args)
+    return _read_call(_READ_AROUND, season_id, whole, args)
 
 
 def _around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None, list[Standing]]:
@@ -715,12 +908,11 @@ def read_many(
         plan = _many_plan(season_id, shards, player_ids, competition)
         return _run(_whole_checked(plan, season_id, shards, whole), False)
     if not player_ids:
-        if whole and not standings_whole(season_id):
-            raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
+        _readable_or_raise(season_id, 1, whole)
         return board_size(season_id), []
     with _whole_or_raise():
-        size, rows = script(_READ_MANY)(
-            keys=_read_keys(season_id, whole), args=[_flag(competition), *player_ids]
+        size, rows = script_run(
+            _read_call(_READ_MANY, season_id, whole, [_flag(competition), *player_ids])
         )
     out: list[Standing | None] = []
     for player_id, (rank, score, better) in zip(player_ids, rows, strict=True):
@@ -738,7 +930,7 @@ _READ_RANKS = (
     _LUA_WHOLE
     + """
 local out = {}
-for i = 1, #ARGV do
+for i = 3, #ARGV do
   local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
   if rank then
     out[#out + 1] = rank
@@ -783,14 +975,14 @@ def read_batch(
         plan = _batch_plan(season_id, shards, top, player_ids, arounds)
         return _run(_whole_checked(plan, season_id, shards, whole), shared)
     key = standings_key(season_id)
-    keys = _read_keys(season_id, whole)
     calls = []
     if top > 0:
-        calls.append(ScriptCall(_READ_PAGE, keys, [0, top - 1, _flag(False)]))
+        calls.append(_read_call(_READ_PAGE, season_id, whole, [0, top - 1, _flag(False)]))
     chunks = [player_ids[i : i + _BATCH_CHUNK] for i in range(0, len(player_ids), _BATCH_CHUNK)]
-    calls += [ScriptCall(_READ_RANKS, keys, list(chunk)) for chunk in chunks]
+    calls += [_read_call(_READ_RANKS, season_id, whole, list(chunk)) for chunk in chunks]
     calls += [
-        ScriptCall(_READ_AROUND, keys, [player_id, n, _flag(False)]) for player_id, n in arounds
+        _read_call(_READ_AROUND, season_id, whole, [player_id, n, _flag(False)])
+        for player_id, n in arounds
     ]
     commands = [*map(evalsha, calls), ("ZCARD", key)]
     with _whole_or_raise():
@@ -1188,8 +1380,7 @@ def iter_standings(
     season_id: int, *, page_size: int = 1000, shards: int = 1, whole: bool = False
 ) -> Iterable[list[Standing]]:
     """Walk the whole board by rank in pages (for archiving and checks)."""
-    if whole and not standings_whole(season_id, shards=shards):
-        raise StandingsNotWhole(f"season {season_id} has no whole standings in Redis")
+    _readable_or_raise(season_id, shards, whole)
     if shards > 1:
         yield from _iter_sharded(season_id, shards, page_size)
         return
@@ -1216,15 +1407,18 @@ def rebuild_standings(
     The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
     mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
     with the same GT/LT rule (`worsening`: LT), so neither a newer mirrored score nor a ban is
-    lost by the swap. `chunks_after_start` is called once the marker is set and yields chunks of
-    (player_id, composite). Each shard swaps on its own (a script touches one slot).
+    lost by the swap. A correction made meanwhile is not undone by the snapshot's older copy
+    either (see _BUILD). `chunks_after_start` is called once the marker is set and yields
+    chunks of (player_id, composite). Each shard swaps on its own (a script touches one slot).
     """
     every = [_season_keys(season_id, shards, shard) for shard in range(shards)]
     rule = "LT" if worsening else "GT"
     commands_run(
         [("UNLINK", keys[3]) for keys in every]
+        + [("UNLINK", keys[6]) for keys in every]
         + [("SET", keys[2], "1", "EX", REBUILD_TTL_SECONDS) for keys in every]
     )
+    heartbeat = _Heartbeat([keys[i] for keys in every for i in (2, 3, 6)], REBUILD_TTL_SECONDS)
     try:
         for chunk in chunks_after_start():
             if not chunk:
@@ -1234,38 +1428,99 @@ def rebuild_standings(
                 parts.setdefault(shard_of(player_id, shards), []).extend((composite, player_id))
             commands: list[tuple[Any, ...]] = []
             for shard, members in parts.items():
-                building = every[shard][3]
-                commands += [
-                    ("ZADD", building, rule, *members),
-                    ("EXPIRE", building, REBUILD_TTL_SECONDS),
-                ]
+                build_keys = [every[shard][3], every[shard][6]]
+                commands.append(
+                    evalsha(ScriptCall(_BUILD, build_keys, [rule, REBUILD_TTL_SECONDS, *members]))
+                )
             commands_run(commands + [("EXPIRE", keys[2], REBUILD_TTL_SECONDS) for keys in every])
             if on_chunk is not None:
                 on_chunk(len(chunk))
-        return sum(int(size) for size in scripts_run([ScriptCall(_SWAP, k, []) for k in every]))
+        swaps = [ScriptCall(_SWAP, keys, [_identity()]) for keys in every]
+        return sum(int(size) for size in scripts_run(swaps))
     finally:
+        heartbeat.stop()
         # A failed rebuild leaves the live set as it was and the mirror writing it alone.
-        commands_run([("DEL", keys[2]) for keys in every] + [("UNLINK", keys[3]) for keys in every])
+        commands_run(
+            [("DEL", keys[2]) for keys in every]
+            + [("UNLINK", keys[3]) for keys in every]
+            + [("UNLINK", keys[6]) for keys in every]
+        )
+
+
+class _Heartbeat:
+    """Renews the keys' TTL every third of it from a thread until stopped: a rebuild's marker
+    must outlive PostgreSQL's sort before the first chunk (minutes at 100 million players), and
+    still expire soon after a crash, since the thread dies with its process. A renewal that
+    fails is tried again; a marker lost meanwhile (a Redis restarted) stays lost, and the swap
+    refuses."""
+
+    def __init__(self, keys: list[str], seconds: int) -> None:
+        self._keys = keys
+        self._seconds = seconds
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rebuild-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._seconds / 3):
+            try:
+                commands_run([("EXPIRE", key, self._seconds) for key in self._keys])
+            except RedisError:
+                logger.warning("could not renew a rebuild's keys", exc_info=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+
+# Reconciliation's recent pass (leaderboards/reconciliation.py) leaves, beside each shard's set
+# and after it compared them, the time through which the set was found to hold PostgreSQL's
+# totals. A Redis that comes back older than it was (restarted from an AOF written every second,
+# a replica promoted behind its primary, a restored copy) keeps a prefix of its writes: one that
+# lost mirror writes lost this point with them, or kept an older one, so the next pass re-checks
+# every total changed since the point Redis went back to, whatever the loss.
+def _checked_through_keys(season_id: int, shards: int) -> list[str]:
+    return [_shard_key(season_id, shards, shard, "checked-through") for shard in range(shards)]
+
+
+def checked_through(season_id: int, *, shards: int = 1) -> float | None:
+    """The earliest point (a Unix time) recorded over the season's shards; None where a shard
+    has none."""
+    found = commands_run([("GET", key) for key in _checked_through_keys(season_id, shards)])
+    if any(at is None for at in found):
+        return None
+    return min(float(at) for at in found)
+
+
+def checked_through_set(season_id: int, at: float, *, shards: int = 1) -> None:
+    commands_run([("SET", key, repr(at)) for key in _checked_through_keys(season_id, shards)])
 
 
 def delete_standings(season_id: int, *, shards: int = 1) -> None:
     """Free every key of a season (its standings and their bookkeeping)."""
     keys = [key for shard in range(shards) for key in _season_keys(season_id, shards, shard)]
+    keys += _checked_through_keys(season_id, shards)
     commands_run([("UNLINK", key) for key in [*keys, _season_key(season_id, "reconcile-scan")]])
 
 
 def delete_prefixed_keys() -> int:
     """Remove every key under this deployment's prefix (used by the test suite's cleanup)."""
+    return _keys_delete(f"{settings.LEADERBOARD_KEY_PREFIX}*")
+
+
+def _keys_delete(*patterns: str) -> int:
+    """Remove every key matching one of the patterns (a SCAN of the whole keyspace)."""
     r = client()
     removed = 0
-    batch: list[str] = []
-    for key in r.scan_iter(match=f"{settings.LEADERBOARD_KEY_PREFIX}*", count=1000):
-        batch.append(key)
-        if len(batch) >= 500:
+    for pattern in patterns:
+        batch: list[str] = []
+        for key in r.scan_iter(match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) >= 500:
+                removed += r.unlink(*batch)
+                batch.clear()
+        if batch:
             removed += r.unlink(*batch)
-            batch.clear()
-    if batch:
-        removed += r.unlink(*batch)
     return removed
 
 

@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from config.errors import Conflict
 from leaderboards import closing, store
+from matches.models import PendingPlayerRefresh, Player
+from matches.services import player_ban, player_unban
 from seasons.models import ArchivedStanding, RewardTier, Season, SeasonReward
 from tests.factories import BoardFactory, SeasonFactory
 
@@ -208,6 +210,39 @@ def test_a_corrupted_leaderboard_is_caught_and_rebuilt_before_archiving(ended):
     assert "ghost" not in rewards(season)
 
 
+def test_an_unban_whose_refresh_was_lost_does_not_keep_the_season_from_closing(
+    ended, django_capture_on_commit_callbacks
+):
+    # given: p00 banned, then unbanned by a process that died before the refresh was sent
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="p00", reason="aimbot")
+    with django_capture_on_commit_callbacks(execute=False):
+        player_unban(player_id="p00", reason="appeal won")
+    stuck = store.player_banned_in(ended.pk, "p00")
+
+    season = closing.season_close(season=ended)
+
+    assert stuck is True
+    assert (season.state, season.snapshot_attempts) == ("closed", 1)
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+    assert rewards(season) == EXPECTED_REWARDS
+    assert SeasonReward.objects.filter(season=season).count() == 6
+    assert not PendingPlayerRefresh.objects.exists()
+
+
+def test_a_ban_state_redis_kept_without_a_refresh_owed_is_repaired_by_the_close(ended):
+    # given: Redis holds p00 as banned and forgot p11's ban (a Redis restored from an older
+    # copy), with no refresh owed for either
+    store.players_ban({ended.pk: 1}, "p00")
+    Player.objects.filter(player_id="p11").update(banned_at=timezone.now())
+
+    season = closing.season_close(season=ended)
+
+    assert (season.state, season.snapshot_attempts) == ("closed", 1)
+    assert [row[2] for row in archive(season)] == [p for p in EXPECTED_ORDER if p != "p11"]
+    assert rewards(season) == EXPECTED_REWARDS
+
+
 def test_reads_of_a_closed_season_come_from_the_archive_after_the_key_is_gone(client, ended):
     closing.season_close(season=ended)
     urls = [
@@ -345,3 +380,44 @@ def test_the_archive_lists_newest_season_first_from_rank_1_through_an_index(db):
 
     assert "archive_unique_rank" in plan
     assert "Sort" not in plan
+
+
+def test_a_close_resumed_after_some_rewards_were_written_rewards_its_new_snapshot(
+    ended, monkeypatch, django_capture_on_commit_callbacks
+):
+    # given: a close killed once its rewards were written, before it recorded the step
+    real = closing.season_rewards_award
+
+    def killed(**kwargs):
+        real(**kwargs)
+        raise SystemExit("killed after the rewards")
+
+    monkeypatch.setattr(closing, "season_rewards_award", killed)
+    with pytest.raises(SystemExit):
+        closing.season_close(season=ended)
+    monkeypatch.setattr(closing, "season_rewards_award", real)
+    assert SeasonReward.objects.filter(season=ended).count() == 6
+    # and: the leader banned meanwhile, so every rank moves up by one
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="p00", reason="aimbot")
+
+    # when: the close resumes
+    season = closing.season_close(season=ended)
+
+    # then: the rewards are the new snapshot's, one per rank, none for the banned player
+    assert season.state == "closed"
+    assert rewards(season) == {
+        "p01": "gold",
+        "p02": "silver",
+        "p03": "silver",
+        "p04": "top-half",
+        "p07": "top-half",
+        "p08": "top-half",
+    }
+    assert list(
+        SeasonReward.objects.filter(season=season).order_by("rank").values_list("rank", "player_id")
+    ) == list(
+        ArchivedStanding.objects.filter(season=season, rank__lte=6)
+        .order_by("rank")
+        .values_list("rank", "player_id")
+    )

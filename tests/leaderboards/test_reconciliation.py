@@ -1,11 +1,15 @@
 """Reconciliation finds every difference between Redis and PostgreSQL and repairs it."""
 
+from datetime import timedelta
+
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from leaderboards import reconciliation, store
 from leaderboards.models import ReconciliationRun
-from matches.models import PendingStanding, Player, PlayerTotal
+from matches.models import MatchResult, PendingStanding, Player, PlayerTotal
+from seasons.models import Season
 from tests.factories import PlayerTotalFactory
 from tests.mirroring import mirror_totals
 
@@ -167,3 +171,118 @@ def test_strangers_are_found_by_a_scan_that_resumes_where_it_stopped(season, mir
     assert store.scores_of(season.pk, [t.player_id for t in mirrored]) == [
         expected(t) for t in mirrored
     ]
+
+
+def _recent_runs():
+    return list(
+        ReconciliationRun.objects.filter(kind="recent")
+        .order_by("id")
+        .values_list("checked", "drift", "fixed")
+    )
+
+
+def test_a_confirmed_write_redis_lost_since_the_last_pass_is_found_and_repaired_in_one_run(
+    post_scores, season, monkeypatch
+):
+    # given: the last completed pass 12 minutes ago (beat was away since), then a's new total
+    # confirmed and mirrored 11 minutes ago: its outbox row is gone
+    long_ago = timezone.now() - timedelta(minutes=12)
+    post_scores({"player_id": "a", "points": 5, "match_id": "m1"})
+    post_scores({"player_id": "b", "points": 7, "match_id": "m1"})
+    MatchResult.objects.update(received_at=long_ago - timedelta(minutes=1))
+    reconciliation.season_reconcile(season=season, now=long_ago)
+    older = store.scores_of(season.pk, ["a"])[0]
+    post_scores({"player_id": "a", "points": 9, "match_id": "m2"})
+    MatchResult.objects.filter(match_id="m2").update(received_at=long_ago + timedelta(minutes=1))
+    newer = expected(PlayerTotal.objects.get(player_id="a"))
+    assert PendingStanding.objects.count() == 0
+    # Redis comes back from an AOF written every second without that write: a's older score,
+    # the whole marker kept
+    assert store.compare_and_set(season.pk, "a", expected=newer, composite=older)
+    assert store.standings_whole(season.pk)
+    # and the walk is elsewhere this run
+    monkeypatch.setattr(reconciliation, "WALK_PAGE", 1)
+    Season.objects.filter(pk=season.pk).update(reconcile_cursor="a")
+    season.refresh_from_db()
+
+    # when
+    reconciliation.season_reconcile(season=season)
+
+    # then: found by the recent pass, which covers every total changed since the last pass
+    assert _recent_runs()[-1] == (1, 1, 1)
+    assert store.scores_of(season.pk, ["a"]) == [newer]
+
+
+def test_a_redis_gone_back_in_time_takes_the_recent_pass_back_with_it(post_scores, season):
+    # given: a pass, a's new total mirrored, and a second pass that checked it
+    post_scores({"player_id": "a", "points": 5, "match_id": "m1"})
+    reconciliation.season_reconcile(season=season)
+    first_point = store.checked_through(season.pk)
+    older = store.scores_of(season.pk, ["a"])[0]
+    post_scores({"player_id": "a", "points": 9, "match_id": "m2"})
+    reconciliation.season_reconcile(season=season)
+    newer = expected(PlayerTotal.objects.get(player_id="a"))
+    assert store.checked_through(season.pk) > first_point
+    # when: a replica promoted from before the write (and so before the second pass) has a's
+    # older score and the point the first pass left
+    assert store.compare_and_set(season.pk, "a", expected=newer, composite=older)
+    store.checked_through_set(season.pk, first_point)
+
+    reconciliation.season_reconcile(season=season)
+
+    # then
+    assert _recent_runs()[-1] == (1, 1, 1)
+    assert store.scores_of(season.pk, ["a"]) == [newer]
+
+
+def test_the_recent_pass_covers_every_total_changed_since_the_last_one_however_many(season):
+    # given: a completed pass, then 20,001 players' results and totals committed and mirrored,
+    # and the player of the oldest of them drifted in Redis
+    reconciliation.season_reconcile(season=season)
+    n = 20_001
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO matches_player
+                (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
+            SELECT 'p' || i, '', '', '', now(), now() FROM generate_series(1, %(n)s) i;
+            INSERT INTO matches_matchresult (board_id, season_id, match_id, player_id, points,
+                                             ended_at, received_at, counted)
+            SELECT %(board)s, %(season)s, 'm', 'p' || i, 10, now(), now(), true
+            FROM generate_series(1, %(n)s) i ORDER BY i;
+            INSERT INTO matches_playertotal (season_id, player_id, points, reached_at, updated_at)
+            SELECT %(season)s, 'p' || i, 10, now(), now() FROM generate_series(1, %(n)s) i;
+            """,
+            {"n": n, "board": season.board_id, "season": season.pk},
+        )
+    mirror_totals(PlayerTotal.objects.filter(season=season).select_related("season__board"))
+    oldest = MatchResult.objects.filter(season=season).order_by("id").first().player_id
+    store.write_standings([store.StandingWrite(season.pk, oldest, 2**50)])
+
+    # when
+    reconciliation.season_reconcile(season=season)
+
+    # then: every one checked by the recent pass, and the drifted one repaired
+    assert _recent_runs()[-1] == (n, 1, 1)
+    assert store.scores_of(season.pk, [oldest]) == [
+        expected(PlayerTotal.objects.get(season=season, player_id=oldest))
+    ]
+
+
+def test_a_season_last_checked_too_long_ago_is_rebuilt_and_checked_from_then(season, mirrored):
+    # given: a point left two hours ago (reconciliation stopped, or a Redis restored from an old
+    # copy), and a drifted entry
+    two_hours_ago = (timezone.now() - timedelta(hours=2)).timestamp()
+    store.checked_through_set(season.pk, two_hours_ago)
+    store.write_standings([store.StandingWrite(season.pk, mirrored[0].player_id, 2**50)])
+
+    # when
+    started = timezone.now().timestamp()
+    reconciliation.season_reconcile(season=season)
+
+    # then: rebuilt from PostgreSQL, and the next run starts from the rebuild
+    assert store.scores_of(season.pk, [t.player_id for t in mirrored]) == [
+        expected(t) for t in mirrored
+    ]
+    assert list(ReconciliationRun.objects.values_list("kind", flat=True)) == ["walk"]
+    assert store.checked_through(season.pk) >= started

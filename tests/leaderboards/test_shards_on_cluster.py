@@ -72,7 +72,8 @@ def test_bans_corrections_and_compare_and_set_touch_the_players_shard_only(shard
 
     store.players_unban({sharded.pk: SHARDS}, b)
     assert _write(sharded, {b: 250}) == 1
-    assert store.standing_correct(sharded.pk, c, 50, shards=SHARDS)  # down, which GT never does
+    # down, which GT never does
+    assert store.standing_correct(sharded.pk, c, 50, stamp=1, shards=SHARDS)
     assert not store.compare_and_set(sharded.pk, a, expected=1, composite=7, shards=SHARDS)
     assert store.compare_and_set(sharded.pk, a, expected=100, composite=400, shards=SHARDS)
 

@@ -12,6 +12,7 @@ import redis
 from leaderboards import closing, reconciliation, selectors, services, store
 from matches.models import PlayerTotal
 from matches.outbox import StandingChange
+from matches.services import player_ban
 from seasons.models import Season
 from server.asgi import application
 from tests.asgi import asgi_get
@@ -290,3 +291,23 @@ def test_a_closed_season_with_a_lost_shard_is_read_from_its_archive(client, post
     response = client.get(path)
     assert response.status_code == 200
     assert response.json()["entries"] == archived
+
+
+def test_a_season_healed_after_its_redis_came_back_empty_still_keeps_its_banned_players_off(
+    client, post_scores, season
+):
+    # given: a banned player in a season whose Redis then comes back empty
+    for player_id, points in (("p1", 30), ("p2", 20), ("cheat", 99)):
+        post(post_scores, player_id, points)
+    player_ban(player_id="cheat", actor=None, reason="aimbot")
+    lose(season)
+
+    # when: the season is healed, and the banned player's game server posts again
+    assert services.season_heal(season_id=season.pk) == 2
+    again = {"player_id": "cheat", "points": 5, "match_id": "m-cheat-2"}
+    assert post_scores(again).status_code == 201
+
+    # then: the player stays off the board and reads say why
+    assert [player_id for player_id, _ in ranks_in_redis(season)] == ["p1", "p2"]
+    answer = client.get("/api/v1/leaderboard/players/cheat")
+    assert (answer.status_code, answer.json()["error"]["code"]) == (404, "player_banned")
