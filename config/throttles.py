@@ -9,9 +9,13 @@ steps, so a busy client costs a round trip per step, not per request, and the ev
 own keys, on the rate limits' Redis (config/redis.py's rate_limits: CACHE_REDIS_URL).
 
 A client's address is the connection's unless it comes from one of TRUSTED_PROXIES: only then is
-X-Forwarded-For read, from the right, where each proxy of ours appended the address it saw.
-Everything to the left of the first address that is not ours was written by the client, who
-could otherwise choose a new bucket for every request.
+X-Forwarded-For read (every line of it, joined in order, as HTTP reads a repeated header), from the
+right, where each proxy of ours appended the address it saw. Everything to the left of the first
+address that is not ours was written by the client, who could otherwise choose a new bucket for
+every request. This is the one rule: Django's throttles and the console's lockouts
+(client_address), the event loop's reads and the sockets (scope_client_address) all use it, and
+uvicorn runs with --no-proxy-headers (Procfile), since its own rule trusts 127.0.0.1 whatever
+TRUSTED_PROXIES says and would hand us a client address of the client's choosing.
 """
 
 from __future__ import annotations
@@ -50,10 +54,21 @@ def _from_trusted_proxy(address: str) -> bool:
 
 def client_address(request: HttpRequest | Request) -> str:
     """The address the request came from: REMOTE_ADDR or, when that is a trusted proxy, the
-    right-most address of X-Forwarded-For that is not one (the left-most when all are)."""
+    right-most address of X-Forwarded-For that is not one (the left-most when all are). The
+    WSGI server (a2wsgi) joins repeated X-Forwarded-For lines into one META entry."""
     return client_address_of(
         request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_X_FORWARDED_FOR", "")
     )
+
+
+def scope_client_address(scope: dict[str, Any]) -> str:
+    """client_address of an ASGI connection (HTTP or WebSocket): its peer and every
+    X-Forwarded-For line, joined in order."""
+    client = scope.get("client")
+    forwarded_for = b",".join(
+        value for name, value in scope.get("headers", ()) if name == b"x-forwarded-for"
+    )
+    return client_address_of(client[0] if client else "", forwarded_for.decode("latin-1"))
 
 
 def client_address_of(remote_address: str, forwarded_for: str) -> str:
@@ -260,19 +275,18 @@ def _parsed_rate(rate: str) -> tuple[int, int]:
     return int(limit), int(duration)
 
 
-def public_read_take(
-    remote_address: str, forwarded_for: str, *, now: float
-) -> tuple[str, Decision] | None:
+def public_read_take(client: str, *, now: float) -> tuple[str, Decision] | None:
     """PublicThrottle's decision for a public read answered outside DRF (the event loop's
-    reads): the same scope, client and counts; the caller sends `decision.send` to Redis and
-    reports back with `window_counts("public").sent`. None when the scope has no limit."""
+    reads) from `client` (scope_client_address): the same scope, client and counts; the caller
+    sends `decision.send` to Redis and reports back with `window_counts("public").sent`. None
+    when the scope has no limit."""
     rate = api_settings.DEFAULT_THROTTLE_RATES.get(PublicThrottle.scope)
     if not rate:
         return None
     limit, duration = _parsed_rate(rate)
     key = PublicThrottle.cache_format % {
         "scope": PublicThrottle.scope,
-        "ident": client_address_of(remote_address, forwarded_for),
+        "ident": client,
     }
     return key, window_counts(PublicThrottle.scope).take(
         key, limit=limit, duration=duration, now=now

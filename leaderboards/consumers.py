@@ -1,4 +1,5 @@
-"""WebSocket consumers: validate the subscription, hand the socket to the live ticker, forward.
+"""WebSocket consumers: count the socket against its address's cap, validate the subscription,
+hand the socket to the live ticker, forward.
 
 The protocol is documented in docs/websocket.md; the work behind it lives in the live package.
 """
@@ -18,6 +19,7 @@ from rest_framework import serializers
 from config.api import StrictCharField, StrictSerializer, validate_query
 from config.errors import DomainError, InvalidInput, Unavailable
 from config.player_ids import player_id_field_validator
+from config.throttles import scope_client_address
 from seasons.selectors import season_for_read
 
 from . import live
@@ -52,9 +54,14 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
         self.subscriber = live.Subscriber(
             send=lambda text: self.send(text_data=text), close=lambda code: self.close(code)
         )
+        # The address this socket is counted against, once it is (see disconnect).
+        self.counted_address: str | None = None
         # Accept first: a refused handshake cannot tell the client what was wrong.
         await self.accept()
         try:
+            address = scope_client_address(self.scope)
+            live.address_sockets().take(address)
+            self.counted_address = address
             query = validate_query(LiveQuery, QueryDict(self.scope["query_string"]))
             season = await database_sync_to_async(season_for_read)(
                 board_slug=self.scope["url_route"]["kwargs"]["board"],
@@ -95,3 +102,6 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         live.unsubscribe(self.subscriber)
+        if self.counted_address is not None:
+            live.address_sockets().release(self.counted_address)
+            self.counted_address = None

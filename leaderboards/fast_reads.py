@@ -36,7 +36,13 @@ from rest_framework.exceptions import Throttled
 from config.caching import RecentAnswers
 from config.errors import DomainError, api_error
 from config.player_ids import check_player_id
-from config.throttles import Decision, arate_limit_add, public_read_take, window_counts
+from config.throttles import (
+    Decision,
+    arate_limit_add,
+    public_read_take,
+    scope_client_address,
+    window_counts,
+)
 from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
@@ -110,7 +116,7 @@ class FastReads:
             # pages are built by the selectors on a thread, which do the same).
             raise _NotHere
 
-        taken = _rate_limit(scope, headers)
+        taken = public_read_take(scope_client_address(scope), now=time.time())
         if taken is not None and not taken[1].allowed:
             return _error(Throttled(wait=taken[1].wait))
         if taken is not None and taken[1].send:
@@ -123,15 +129,6 @@ class FastReads:
             # Redis away or a read that failed: Django answers it (503 with its body).
             logger.warning("event-loop read failed, handing it to Django: %r", exc)
             raise _NotHere from exc
-
-
-def _rate_limit(scope: dict[str, Any], headers: _Headers) -> tuple[str, Decision] | None:
-    client = scope.get("client")
-    return public_read_take(
-        client[0] if client else "",
-        headers.get(b"x-forwarded-for", ""),
-        now=time.time(),
-    )
 
 
 def _count_settle(taken: tuple[str, Decision]) -> None:

@@ -198,13 +198,19 @@ class PlayerView(APIView):
         request=PlayerIn,
         responses={200: PlayerOut, 201: PlayerOut},
         summary="Create or update a player's profile (game servers)",
+        description="A key limited to some boards may write only the profile of a player with "
+        "a result on one of them (`403 player_not_in_scope` otherwise).",
     )
     def put(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
         serializer = PlayerIn(data=request.data)
         if not serializer.is_valid():
             raise InvalidInput("The profile is invalid.", details={"fields": serializer.errors})
-        player, created = services.player_upsert(player_id=player_id, **serializer.validated_data)
+        player, created = services.player_upsert(
+            player_id=player_id,
+            allowed_boards=allowed_board_slugs(request),
+            **serializer.validated_data,
+        )
         return Response(
             _player_out(player), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )

@@ -64,7 +64,8 @@ class IsGameServer(permissions.BasePermission):
 
 
 def allowed_board_slugs(request: Request) -> frozenset[str] | None:
-    """The boards the request's key may post to, or None for every board."""
+    """The boards the request's key may write to (results, and the profiles of players with
+    results there), or None for every board."""
     return getattr(request, "allowed_boards", None)
 
 

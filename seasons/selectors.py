@@ -81,6 +81,14 @@ def season_get(
     return season
 
 
+def seasons_of_hidden_boards(*, season_ids: list[int]) -> list[int]:
+    """Which of these seasons belong to a hidden board (the live ticker's check for sockets
+    that missed the hide's notice)."""
+    return list(
+        Season.objects.filter(pk__in=season_ids, board__hidden=True).values_list("pk", flat=True)
+    )
+
+
 def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Season:
     """season_get, cached briefly in the process: read endpoints resolve a season per request."""
     return season_lookups_cache.get_or_build(

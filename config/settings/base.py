@@ -130,11 +130,17 @@ CACHE_REDIS_URL = env("CACHE_REDIS_URL", default=REDIS_URL)
 # The channel layer's Redis (channels-redis speaks to one Redis or Sentinel, not to a Cluster).
 CHANNEL_LAYER_REDIS_URL = env("CHANNEL_LAYER_REDIS_URL", default=REDIS_URL)
 
+# Every key this deployment writes to Redis starts with this prefix: the leaderboard data
+# (leaderboards/store.py), the rate limits (config/throttles.py), the channel layer, Django's
+# cache and a Redis broker's queues. Deployments sharing one Redis each need their own, none of
+# them the start of another's (the README's "Configuration").
+LEADERBOARD_KEY_PREFIX = env("LEADERBOARD_KEY_PREFIX", default="lb:")
+
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": CACHE_REDIS_URL,
-        "KEY_PREFIX": env("CACHE_KEY_PREFIX", default="lbcache"),
+        "KEY_PREFIX": f"{LEADERBOARD_KEY_PREFIX}cache",
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
             "SOCKET_CONNECT_TIMEOUT": 2,
@@ -147,8 +153,6 @@ CACHES = {
     }
 }
 
-# Every leaderboard key in Redis starts with this prefix (see leaderboards/store.py).
-LEADERBOARD_KEY_PREFIX = env("LEADERBOARD_KEY_PREFIX", default="lb:")
 # How long the top-K answer may be served from the API process's memory.
 LEADERBOARD_TOP_CACHE_SECONDS = env.float("LEADERBOARD_TOP_CACHE_SECONDS", default=1.0)
 # How many top-K answers (and, apart, around-me answers) a process keeps: a page of 100 is
@@ -170,6 +174,9 @@ MIRROR_COALESCE_SECONDS = env.float("MIRROR_COALESCE_SECONDS", default=0.05)
 # score never waits for it. Past it, the sockets that waited longest go first
 # (leaderboards/live.py).
 LIVE_FANOUT_PER_SECOND = env.float("LIVE_FANOUT_PER_SECOND", default=500.0)
+# Live sockets one client address may hold open in one web process (0: no limit); the rest are
+# closed with 4429 (leaderboards/live/addresses.py). Each socket costs its process about 73 KiB.
+LIVE_SOCKETS_PER_ADDRESS = env.int("LIVE_SOCKETS_PER_ADDRESS", default=50)
 # How long a web process reuses a verified game-server key and its boards (a revoked key stops
 # working within this time).
 GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)
@@ -182,19 +189,29 @@ DEFAULT_SEASON_GRACE_SECONDS = env.int("DEFAULT_SEASON_GRACE_SECONDS", default=3
 
 # Redis (redis://, not a Cluster) or RabbitMQ (amqp://).
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
-# Two queues. The default one carries the mirror and the short periodic tasks; the long jobs
-# (closing seasons, rebuilding boards, reconciliation) have their own, served by their own worker
-# (the Procfile's `jobs`), so an hour-long close never holds up the mirror of a result. The close
-# tasks are leaderboards/tasks.py's, under the names they were first registered with.
+# Three queues, each served by its own worker (the Procfile's). The default one carries the
+# mirror and the short periodic tasks. The periodic long jobs (closing the seasons that are due,
+# reconciliation) have `jobs`, one at a time, so an hour-long close never holds up the mirror.
+# The jobs asked for on demand have `rebuilds`: the heal of a season Redis lost (one per lost
+# season, each a rebuild of seconds to minutes, which on the mirror's queue would take every
+# mirror process when a Redis comes back empty) and an operator's rebuild or close now (which
+# must not wait behind the periodic ones). Its worker runs CELERY_REBUILDS_CONCURRENCY at a time.
+# The close tasks are leaderboards/tasks.py's, under the names they were first registered with.
 CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
+CELERY_REBUILDS_QUEUE = env("CELERY_REBUILDS_QUEUE", default="rebuilds")
 CELERY_TASK_ROUTES = {
-    task: {"queue": CELERY_LONG_JOBS_QUEUE}
-    for task in (
-        "seasons.tasks.close_due_seasons",
-        "seasons.tasks.close_season",
-        "leaderboards.tasks.rebuild_season",
-        "leaderboards.tasks.reconcile",
-    )
+    **{
+        task: {"queue": CELERY_LONG_JOBS_QUEUE}
+        for task in ("seasons.tasks.close_due_seasons", "leaderboards.tasks.reconcile")
+    },
+    **{
+        task: {"queue": CELERY_REBUILDS_QUEUE}
+        for task in (
+            "leaderboards.tasks.heal_season",
+            "leaderboards.tasks.rebuild_season",
+            "seasons.tasks.close_season",
+        )
+    },
 }
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -212,6 +229,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
 }
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A Redis broker's queues, bindings and broadcasts under the deployment's prefix too, so
+    # deployments sharing one Redis never take each other's tasks.
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = f"{LEADERBOARD_KEY_PREFIX}celery:"
 # Mirror tasks are idempotent, so they acknowledge only after they ran: a worker killed
 # in the middle leaves the message to be delivered again.
 CELERY_TASK_ACKS_LATE = True
@@ -221,18 +242,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 # The console's logins (the admin) go through django-axes first, which refuses them while the
-# username or the client address is locked out. Game servers authenticate by API key and never
-# reach these backends.
+# client address is locked out. Game servers authenticate by API key and never reach these
+# backends.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-# Failed logins allowed per username and, apart, per client address before either is locked out
-# for AXES_COOLOFF_MINUTES (lift one sooner with `manage.py axes_reset_username NAME` or
-# `axes_reset_ip ADDRESS`). A success clears that username's and address's failures.
+# Failed logins allowed from one client address, whatever usernames they tried, before that
+# address is locked out (for every username) for AXES_COOLOFF_MINUTES; lift it sooner with
+# `manage.py axes_reset_ip ADDRESS`. Never per username alone: anyone could then keep an
+# operator locked out from everywhere during an incident. The (username, address) pair needs
+# no rule of its own: axes counts each rule's failures against the one AXES_FAILURE_LIMIT, and
+# an address's count is never below any of its pairs'. A success clears the address's failures.
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_RESET_ON_SUCCESS = True
 # The client's address by the same rule as the rate limits (TRUSTED_PROXIES).
 AXES_CLIENT_IP_CALLABLE = "config.throttles.client_address"

@@ -6,11 +6,13 @@ process's sockets. At most once per tick it reads what its sockets follow in one
 trip (reading.py), compares it with what each season's sockets were told last
 (season_sockets.py), and puts only what changed in each socket's outbox (outbox.py), spending
 the fan-out budget (budget.py) on what other players' results changed. The messages carry the
-REST reads' shapes (messages.py).
+REST reads' shapes (messages.py). Each client address may hold only so many sockets open in a
+process (addresses.py).
 """
 
+from .addresses import TooManySockets, address_sockets
 from .messages import next_season_slug
-from .notices import season_closed, season_group, standings_changed
+from .notices import board_hidden, season_closed, season_group, standings_changed
 from .outbox import CLOSE_SEASON_CLOSED, CLOSE_SLOW_CLIENT, Subscriber
 from .ticker import (
     MAX_PLAYERS_PER_CONNECTION,
@@ -29,6 +31,9 @@ __all__ = [
     "REFRESH_SECONDS",
     "TICK_SECONDS",
     "Subscriber",
+    "TooManySockets",
+    "address_sockets",
+    "board_hidden",
     "follow",
     "next_season_slug",
     "season_closed",

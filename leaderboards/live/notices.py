@@ -1,5 +1,6 @@
-"""The notices mirror workers and the season close send every web process's ticker: "season N
-changed" (naming the players whose standings were written) and "season N closed".
+"""The notices mirror workers, the season close and hiding a board send every web process's
+ticker: "season N changed" (naming the players whose standings were written), "season N closed"
+and "season N's board was hidden".
 
 This is the part of the live push that Celery workers run: sync code handing messages to the
 channel-layer group `season-<id>` that each ticker is a member of.
@@ -72,6 +73,24 @@ def season_closed(season_id: int, next_slug: str | None) -> None:
         )
     except Exception:
         logger.warning("season_closed notice for season %s not sent", season_id, exc_info=True)
+
+
+def board_hidden(season_ids: list[int]) -> None:
+    """Tell every web process that these seasons' board was hidden: their sockets get the error
+    a new subscription would (`board_not_found`) and are closed with 4404.
+
+    Best effort, like season_closed: the hide has committed. A socket that misses the notice
+    keeps the board until it reconnects, which the hidden board refuses.
+    """
+    try:
+        _publish(
+            [
+                (season_group(season_id), {"type": "board.hidden", "season_id": season_id})
+                for season_id in sorted(set(season_ids))
+            ]
+        )
+    except Exception:
+        logger.warning("board_hidden notice for seasons %s not sent", season_ids, exc_info=True)
 
 
 class _Publisher:

@@ -22,8 +22,9 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from redis.exceptions import RedisError
 
-from config.errors import DomainError
+from config.errors import DomainError, NotFound
 from seasons.models import Season, SeasonState
+from seasons.selectors import seasons_of_hidden_boards
 
 from . import messages
 from .messages import encode
@@ -171,6 +172,8 @@ class Ticker:
                 continue
             if notice.get("type") == "season.closed":
                 self._close_season(sockets, notice.get("next_season"))
+            elif notice.get("type") == "board.hidden":
+                self._close_hidden(sockets)
             else:
                 players = notice.get("players")
                 if players is None:
@@ -185,6 +188,7 @@ class Ticker:
     async def _refresh(self) -> None:
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
+            await self._close_hidden_boards()
             self._read_everything_again()
             for season_id in list(self._seasons):
                 try:
@@ -206,6 +210,36 @@ class Ticker:
             *sockets.snapshot_being_read,
         ]:
             sub.push("season_closed", body, close_code=CLOSE_SEASON_CLOSED)
+        self._stop_watching(sockets)
+
+    async def _close_hidden_boards(self) -> None:
+        """Close the sockets of seasons whose board is hidden: those that missed the hide's
+        notice (the channel layer down, or a socket that joined from a season looked up just
+        before the hide, within LEADERBOARD_SEASON_CACHE_SECONDS)."""
+        if not self._seasons:
+            return
+        try:
+            hidden = await database_sync_to_async(seasons_of_hidden_boards)(
+                season_ids=list(self._seasons)
+            )
+        except Exception:
+            logger.warning("live ticker could not check for hidden boards", exc_info=True)
+            return
+        for season_id in hidden:
+            sockets = self._seasons.get(season_id)
+            if sockets is not None:
+                self._close_hidden(sockets)
+
+    def _close_hidden(self, sockets: SeasonSockets) -> None:
+        """The board was hidden: each socket gets what a new subscription would, an unknown
+        board's error, and is closed with 4404."""
+        slug = sockets.season.board.slug
+        for sub in [
+            *sockets.subscribers,
+            *sockets.awaiting_snapshot,
+            *sockets.snapshot_being_read,
+        ]:
+            sub.reject(NotFound(f"Unknown board '{slug}'.", code="board_not_found"))
         self._stop_watching(sockets)
 
     async def _tick_loop(self, sockets: SeasonSockets) -> None:

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from leaderboards import live, services, store
 from leaderboards.live import outbox
+from leaderboards.live import ticker as ticker_module
 from matches.models import PlayerTotal
-from seasons.models import SeasonState
+from seasons.models import Board, SeasonState
 from server.asgi import application
 from tests.factories import SeasonFactory
 
@@ -518,3 +519,88 @@ def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
     assert dropped == [subscriber]
     assert subscriber.open is False
     assert subscriber.seq == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_address_may_open_only_so_many_sockets(scores, settings):
+    # given: at most two sockets per client address
+    scores(p1=300)
+    settings.LIVE_SOCKETS_PER_ADDRESS = 2
+
+    def from_address(address: str) -> Any:
+        communicator = socket("/ws/v1/leaderboard/global/?top=1")
+        communicator.scope["client"] = (address, 50000)
+        return communicator
+
+    async def first_message(communicator: Any) -> dict[str, Any]:
+        connected, _ = await communicator.connect(timeout=WAIT)
+        assert connected
+        return await communicator.receive_json_from(timeout=WAIT)
+
+    async def scenario() -> dict[str, Any]:
+        first, second = from_address("198.51.100.4"), from_address("198.51.100.4")
+        seen: dict[str, Any] = {
+            "first": (await first_message(first))["type"],
+            "second": (await first_message(second))["type"],
+        }
+        # when: the same address opens a third, and a fourth after the third was closed
+        third = from_address("198.51.100.4")
+        seen["third"] = await first_message(third)
+        seen["third_closed"] = await third.receive_output(timeout=WAIT)
+        await third.disconnect(timeout=WAIT)
+        fourth = from_address("198.51.100.4")
+        seen["fourth"] = (await first_message(fourth))["type"]
+        await fourth.receive_output(timeout=WAIT)
+        await fourth.disconnect(timeout=WAIT)
+        # and another address opens one, and the first address closes one and opens one again
+        other = from_address("203.0.113.9")
+        seen["other"] = (await first_message(other))["type"]
+        await first.disconnect(timeout=WAIT)
+        again = from_address("198.51.100.4")
+        seen["again"] = (await first_message(again))["type"]
+        for communicator in (second, other, again):
+            await communicator.disconnect(timeout=WAIT)
+        return seen
+
+    seen = async_to_sync(scenario)()
+
+    # then: the third and fourth are told why and closed with 4429; the rest are served
+    assert seen["third"] == {
+        "seq": 1,
+        "type": "error",
+        "error": {
+            "code": "too_many_sockets",
+            "message": "This address has 2 live sockets open, the most allowed; close one first.",
+            "details": {"limit": 2},
+        },
+    }
+    assert seen["third_closed"] == {"type": "websocket.close", "code": 4429}
+    assert (seen["first"], seen["second"], seen["fourth"], seen["other"], seen["again"]) == (
+        "snapshot",
+        "snapshot",
+        "error",
+        "snapshot",
+        "snapshot",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_that_missed_the_hide_is_closed_at_the_tickers_refresh(scores, monkeypatch):
+    # given: a socket on `global`, and a ticker that refreshes often
+    scores(p1=300)
+    monkeypatch.setattr(ticker_module, "REFRESH_SECONDS", 0.2)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=1")
+        # when: the board is hidden and no notice reaches the ticker
+        await sync_to_async(Board.objects.filter(slug="global").update)(hidden=True)
+        error = await communicator.receive_json_from(timeout=WAIT)
+        closed = await communicator.receive_output(timeout=WAIT)
+        await communicator.disconnect(timeout=WAIT)
+        return error, closed
+
+    error, closed = async_to_sync(scenario)()
+
+    # then: its next refresh closes the socket as the notice would have
+    assert (error["type"], error["error"]["code"]) == ("error", "board_not_found")
+    assert closed == {"type": "websocket.close", "code": 4404}

@@ -1,8 +1,11 @@
 """Player profiles: game servers create and update them, everyone reads them."""
 
 import pytest
+from rest_framework.test import APIClient
 
-from matches.models import Player
+from matches.models import GameServer, Player
+from seasons.models import Board
+from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -60,3 +63,59 @@ def test_profiles_need_a_game_server_key(client, db):
 
 def test_an_unknown_player_is_404(client, db):
     assert client.get("/api/v1/players/ghost").json()["error"]["code"] == "player_not_found"
+
+
+def _scoped_client(*boards: Board) -> APIClient:
+    server, key = GameServer.objects.create_key(name="scoped")
+    server.boards.add(*boards)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
+    return api
+
+
+def test_a_key_limited_to_boards_may_not_touch_players_of_other_boards(season):
+    # given: a player who has played only on another board, and a key limited to `global`
+    ranked = SeasonFactory(board=BoardFactory(slug="ranked"), slug="r1")
+    MatchResultFactory(season=ranked, board=ranked.board, player=PlayerFactory(player_id="p9"))
+    Player.objects.filter(player_id="p9").update(display_name="Nine", avatar_url="")
+    scoped = _scoped_client(season.board)
+
+    # when: it renames that player, and creates a profile nobody has played with yet
+    renamed = scoped.put(
+        "/api/v1/players/p9",
+        {"display_name": "pwned", "avatar_url": "https://evil.example/x.png"},
+        format="json",
+    )
+    created = scoped.put("/api/v1/players/newcomer", {"display_name": "x"}, format="json")
+
+    # then: both refused with the error body, and nothing written
+    assert renamed.status_code == 403
+    assert renamed.json()["error"]["code"] == "player_not_in_scope"
+    assert created.status_code == 403
+    assert created.json()["error"]["code"] == "player_not_in_scope"
+    assert list(Player.objects.values_list("player_id", "display_name", "avatar_url")) == [
+        ("p9", "Nine", "")
+    ]
+
+
+def test_a_key_limited_to_boards_may_change_its_own_players(season):
+    # given: a player with a result on the key's board (and one elsewhere)
+    ranked = SeasonFactory(board=BoardFactory(slug="ranked"), slug="r1")
+    player = PlayerFactory(player_id="p1")
+    MatchResultFactory(season=season, board=season.board, player=player)
+    MatchResultFactory(season=ranked, board=ranked.board, player=player, match_id="m2")
+    scoped = _scoped_client(season.board)
+
+    # when
+    response = scoped.put("/api/v1/players/p1", {"display_name": "Ada"}, format="json")
+
+    # then
+    assert response.status_code == 200
+    assert Player.objects.get(player_id="p1").display_name == "Ada"
+
+
+def test_an_unscoped_key_still_creates_any_profile(server, db):
+    response = server.put("/api/v1/players/newcomer", {"display_name": "New"}, format="json")
+
+    assert response.status_code == 201
+    assert Player.objects.get(player_id="newcomer").display_name == "New"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
@@ -196,3 +196,49 @@ def test_a_board_is_created_hidden_from_the_admin_and_stays_so_on_its_form(clien
     # On its change form, the field is shown but not posted: only Publish changes it.
     client.post(f"/admin/seasons/board/{board.pk}/change/", {**form, "hidden": ""})
     assert Board.objects.get(slug="launch").hidden is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hiding_a_board_closes_its_open_sockets_and_no_others(post_scores, season):
+    # given: a published board with a running season, a socket on it and one on `global`
+    board = BoardFactory(slug="launch", name="Launch")
+    SeasonFactory(board=board, slug="s1")
+    post_scores({"player_id": "p1", "points": 40, "match_id": "m1", "board": "launch"})
+    channel_layers.backends.clear()
+
+    def socket(board_slug: str) -> WebsocketCommunicator:
+        return WebsocketCommunicator(
+            application,
+            f"/ws/v1/leaderboard/{board_slug}/?player_id=p1",
+            headers=[(b"origin", b"http://127.0.0.1")],
+        )
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], bool]:
+        on_launch, on_global = socket("launch"), socket("global")
+        for communicator in (on_launch, on_global):
+            assert (await communicator.connect(timeout=5))[0]
+            assert (await communicator.receive_json_from(timeout=5))["type"] == "snapshot"
+
+        # when: an operator hides the board
+        assert await sync_to_async(board_publish)(board=board, hidden=True, actor=None) is True
+
+        # then: its socket is told and closed; the other board's socket hears nothing
+        error = await on_launch.receive_json_from(timeout=5)
+        closed = await on_launch.receive_output(timeout=5)
+        global_quiet = await on_global.receive_nothing(timeout=0.5)
+        await on_global.disconnect(timeout=5)
+        return error, closed, global_quiet
+
+    error, closed, global_quiet = async_to_sync(scenario)()
+
+    assert error == {
+        "seq": 2,
+        "type": "error",
+        "error": {
+            "code": "board_not_found",
+            "message": "Unknown board 'launch'.",
+            "details": None,
+        },
+    }
+    assert closed == {"type": "websocket.close", "code": 4404}
+    assert global_quiet is True
