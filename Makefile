@@ -11,7 +11,7 @@ SOCKETS ?= 1000
 VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
 
-.PHONY: install services setup demo run test test-valkey lint bench clean
+.PHONY: install services setup demo run test test-valkey lint bench chaos clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,13 @@ bench: setup
 	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
 	$(BIN)/python -m bench.shards --players $(PLAYERS)
 	$(BIN)/python -m bench.engines --members $(PLAYERS)
+
+# The fault campaign (README, "Fault campaign"): the deployment under load while faults are
+# injected, then every invariant checked. Options: make chaos MINUTES=30 CHAOS_ARGS="--cluster
+# --seed 7 --rate 1500 --report bench/results/chaos/cluster.json".
+MINUTES ?= 30
+chaos: install
+	$(BIN)/python -m tests.fault.campaign --minutes $(MINUTES) $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .run

@@ -1,7 +1,8 @@
 """The invariant the fault tests hold the service to, read straight from PostgreSQL and Redis.
 
 Every result the API confirmed is in PostgreSQL exactly once, every total is the sum of its
-results, and every season's ZSET holds exactly PostgreSQL's players at their composite scores.
+counted results (not the voided ones, nor those posted while banned), and every season's ZSET
+holds exactly PostgreSQL's players, the banned ones left out, at their composite scores.
 """
 
 from __future__ import annotations
@@ -50,27 +51,38 @@ class SeasonRow:
     score_operator: str
     lowest_first: bool
     shards: int
+    closed: bool
 
 
 def seasons(conn: psycopg.Connection) -> list[SeasonRow]:
     rows = conn.execute(
         """
         SELECT s.id, s.slug, s.starts_at, b.score_operator, b.sort_order = 'lowest_first',
-            s.shards
+            s.shards, s.state = 'closed'
         FROM seasons_season s JOIN seasons_board b ON b.id = s.board_id ORDER BY s.id
         """
     ).fetchall()
     return [SeasonRow(*row) for row in rows]
 
 
-def expected_standings(conn: psycopg.Connection) -> dict[int, dict[str, int]]:
-    """Each season's players and composite scores, computed from PostgreSQL's totals."""
-    by_id = {season.id: season for season in seasons(conn)}
+def expected_standings(
+    conn: psycopg.Connection, *, live_only: bool = False
+) -> dict[int, dict[str, int]]:
+    """Each season's players and composite scores, computed from PostgreSQL's totals, without
+    the banned players (only the seasons not closed, `live_only`: a closed one's set is its
+    archive's source, no longer the live board)."""
+    by_id = {season.id: season for season in seasons(conn) if not (live_only and season.closed)}
     expected: dict[int, dict[str, int]] = {season_id: {} for season_id in by_id}
     for season_id, player_id, points, reached_at in conn.execute(
-        "SELECT season_id, player_id, points, reached_at FROM matches_playertotal"
+        """
+        SELECT t.season_id, t.player_id, t.points, t.reached_at
+        FROM matches_playertotal t JOIN matches_player p ON p.player_id = t.player_id
+        WHERE p.banned_at IS NULL
+        """
     ):
-        season = by_id[season_id]
+        season = by_id.get(season_id)
+        if season is None:
+            continue
         expected[season_id][player_id] = composite_for(
             points=points,
             reached_at=reached_at,
@@ -85,12 +97,16 @@ def _sample(items: Any, n: int = 5) -> list[Any]:
 
 
 def standings_problems(
-    conn: psycopg.Connection, r: redis.Redis | redis.RedisCluster, prefix: str
+    conn: psycopg.Connection,
+    r: redis.Redis | redis.RedisCluster,
+    prefix: str,
+    *,
+    live_only: bool = False,
 ) -> list[str]:
     """How each season's ZSET differs from PostgreSQL (nothing when they agree exactly)."""
     problems: list[str] = []
     shards = {season.id: season.shards for season in seasons(conn)}
-    for season_id, want in expected_standings(conn).items():
+    for season_id, want in expected_standings(conn, live_only=live_only).items():
         key = standings_key(prefix, season_id)
         have = season_members(r, prefix, season_id, shards[season_id])
         missing = want.keys() - have.keys()
@@ -154,7 +170,7 @@ def results_problems(
         FROM matches_playertotal t
         FULL JOIN (
             SELECT season_id, player_id, sum(points) AS points, max(ended_at) AS reached_at
-            FROM matches_matchresult GROUP BY season_id, player_id
+            FROM matches_matchresult WHERE counted GROUP BY season_id, player_id
         ) r ON r.season_id = t.season_id AND r.player_id = t.player_id
         WHERE t.points IS DISTINCT FROM r.points OR t.reached_at IS DISTINCT FROM r.reached_at
         ORDER BY 1, 2
@@ -162,7 +178,7 @@ def results_problems(
     ).fetchall()
     if mismatched:
         problems.append(
-            f"{len(mismatched)} totals differ from the sum of their results "
+            f"{len(mismatched)} totals differ from the sum of their counted results "
             f"(season, player, total, sum, reached_at, latest ended_at): {mismatched[:5]}"
         )
     return problems

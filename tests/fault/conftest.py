@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .deployment import Deployment
-from .procs import PostgresCluster, django_env, manage
+from .deployment import Deployment, template_create
+from .procs import PostgresCluster
 
 TEMPLATE = "lb_fault_template"
 
@@ -38,17 +38,7 @@ def cluster() -> Iterator[Cluster]:
     try:
         postgres.init()
         postgres.start()
-        postgres.create_database(TEMPLATE)
-        env = django_env(
-            database_url=postgres.url(TEMPLATE),
-            # Nothing below talks to Redis; an unreachable address makes sure of it.
-            redis_url="redis://127.0.0.1:1/0",
-            broker_url="redis://127.0.0.1:1/0",
-            key_prefix="fault:template:",
-        )
-        manage("migrate", "--noinput", env=env)
-        manage("bootstrap", env=env)
-        key = manage("create_game_server", "fault tests", env=env).strip().splitlines()[-1]
+        key = template_create(postgres, TEMPLATE)
         yield Cluster(postgres=postgres, template=TEMPLATE, key=key)
     finally:
         postgres.destroy()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import psycopg
@@ -30,6 +31,22 @@ from .procs import (
 BOARD = "global"
 
 
+def template_create(postgres: PostgresCluster, name: str) -> str:
+    """A migrated, bootstrapped database to copy each deployment's from; returns a game-server
+    key valid in every copy."""
+    postgres.create_database(name)
+    env = django_env(
+        database_url=postgres.url(name),
+        # Nothing below talks to Redis; an unreachable address makes sure of it.
+        redis_url="redis://127.0.0.1:1/0",
+        broker_url="redis://127.0.0.1:1/0",
+        key_prefix="fault:template:",
+    )
+    manage("migrate", "--noinput", env=env)
+    manage("bootstrap", env=env)
+    return manage("create_game_server", "fault tests", env=env).strip().splitlines()[-1]
+
+
 class Deployment:
     def __init__(self, *, cluster: PostgresCluster, template: str, key: str, logs: Path) -> None:
         self.cluster = cluster
@@ -43,6 +60,12 @@ class Deployment:
         self.web_servers: list[WebServer] = []
         self.worker: CeleryWorker | None = None
         self.workers_started = 0
+        self.worker_concurrency = 2
+        self.jobs_worker: CeleryWorker | None = None
+        self.rebuilds_worker: CeleryWorker | None = None
+        self.beat: CeleryBeat | None = None
+        self.replicas: list[RedisServer] = []
+        self._started: dict[str, int] = {}
         self.leaderboard_cluster: LocalRedisCluster | None = None
         self._conn: psycopg.Connection | None = None
         self._celery: Celery | None = None
@@ -60,27 +83,43 @@ class Deployment:
         web_servers: int = 1,
         leaderboard_cluster: LocalRedisCluster | None = None,
         scheduled: bool = False,
+        persistent_broker: bool = False,
+        replicas: int = 0,
+        worker_concurrency: int = 2,
+        extra_env: Mapping[str, str] | None = None,
+        rebuilds: bool = False,
     ) -> Deployment:
         """Database, Redis, web servers and a worker; the broker is the data Redis itself
         (the default deployment) unless `separate_broker` (a Redis of its own) or `broker_url`
         (any broker, RabbitMQ's among them). With `leaderboard_cluster`, the leaderboard data
         is on that Redis Cluster (LEADERBOARD_REDIS_CLUSTER) and the private Redis keeps the
-        other roles; with `scheduled`, beat and the jobs worker run the periodic tasks."""
+        other roles; with `scheduled`, beat and the jobs worker run the periodic tasks.
+        `persistent_broker`: the broker's Redis keeps its queues across a restart (its
+        append-only file); `replicas`: that many replicas of the leaderboard Redis, read from
+        (LEADERBOARD_REDIS_REPLICA_URLS); `extra_env`: settings for every process. With
+        `rebuilds` (or `scheduled`), the rebuilds worker heals the seasons found lost."""
         self.cluster.create_database(self.database, template=self.template)
         self._cleanup.callback(self._drop_database)
         self._cleanup.callback(self.redis.stop)
         self.redis.start()
         broker_url = broker_url or self.redis.url()
         if separate_broker:
-            self.broker = RedisServer(self.logs, name="broker")
+            self.broker = RedisServer(self.logs, name="broker", persistent=persistent_broker)
             self._cleanup.callback(self.broker.stop)
             self.broker.start()
             broker_url = self.broker.url()
         self.broker_url = broker_url
-        on_cluster: dict[str, str] = {}
+        roles: dict[str, str] = {}
+        for index in range(replicas):
+            replica = RedisServer(self.logs, name=f"replica-{index}", replica_of=self.redis)
+            self.replicas.append(replica)
+            self._cleanup.callback(replica.stop)
+            replica.start()
+        if self.replicas:
+            roles["LEADERBOARD_REDIS_REPLICA_URLS"] = ",".join(r.url() for r in self.replicas)
         if leaderboard_cluster is not None:
             self.leaderboard_cluster = leaderboard_cluster
-            on_cluster = {
+            roles |= {
                 "LEADERBOARD_REDIS_URL": leaderboard_cluster.url,
                 "LEADERBOARD_REDIS_CLUSTER": "1",
             }
@@ -89,33 +128,63 @@ class Deployment:
             redis_url=self.redis.url(),
             broker_url=broker_url,
             key_prefix=self.prefix,
-            **on_cluster,
+            **roles,
+            **(extra_env or {}),
         )
+        self.worker_concurrency = worker_concurrency
         for index in range(web_servers):
             web = WebServer(env=self.env, log=self.logs / f"web-{index}.log")
             self.web_servers.append(web)
             self._cleanup.callback(web.stop)
             web.start()
         self.start_worker()
+        if rebuilds or scheduled:
+            self.start_rebuilds_worker()
         if scheduled:
-            jobs = CeleryWorker(
-                env=self.env, log=self.logs / "jobs-worker.log", queues="jobs", concurrency=1
-            )
-            self._cleanup.callback(jobs.stop)
-            jobs.start()
-            beat = CeleryBeat(env=self.env, log=self.logs / "beat.log")
-            self._cleanup.callback(beat.stop)
-            beat.start()
+            self.start_jobs_worker()
+            self.start_beat()
         return self
 
     def start_worker(self) -> CeleryWorker:
         assert self.worker is None or not self.worker.process.running()
         self.workers_started += 1
         self.worker = CeleryWorker(
-            env=self.env, log=self.logs / f"worker-{self.workers_started}.log"
+            env=self.env,
+            log=self.logs / f"worker-{self.workers_started}.log",
+            concurrency=self.worker_concurrency,
         )
         self._cleanup.callback(self.worker.stop)
         return self.worker.start()
+
+    def _log(self, name: str) -> Path:
+        """A new log file per start of a role (a restarted process's readiness is read from
+        its own log)."""
+        self._started[name] = self._started.get(name, 0) + 1
+        return self.logs / f"{name}-{self._started[name]}.log"
+
+    def start_jobs_worker(self) -> CeleryWorker:
+        """The Procfile's `jobs` worker: the long jobs' queue, one at a time."""
+        assert self.jobs_worker is None or not self.jobs_worker.process.running()
+        self.jobs_worker = CeleryWorker(
+            env=self.env, log=self._log("jobs-worker"), queues="jobs", concurrency=1
+        )
+        self._cleanup.callback(self.jobs_worker.stop)
+        return self.jobs_worker.start()
+
+    def start_rebuilds_worker(self) -> CeleryWorker:
+        """The Procfile's `rebuilds` worker: heals and operators' jobs, two at a time."""
+        assert self.rebuilds_worker is None or not self.rebuilds_worker.process.running()
+        self.rebuilds_worker = CeleryWorker(
+            env=self.env, log=self._log("rebuilds-worker"), queues="rebuilds", concurrency=2
+        )
+        self._cleanup.callback(self.rebuilds_worker.stop)
+        return self.rebuilds_worker.start()
+
+    def start_beat(self) -> CeleryBeat:
+        assert self.beat is None or not self.beat.process.running()
+        self.beat = CeleryBeat(env=self.env, log=self._log("beat"))
+        self._cleanup.callback(self.beat.stop)
+        return self.beat.start()
 
     def close(self) -> None:
         """Stop everything this deployment started, newest first, and drop its database; each
@@ -184,9 +253,9 @@ class Deployment:
                     return False
         return any(p in want for want in expected.values() for p in player_ids)
 
-    def standings_problems(self) -> list[str]:
+    def standings_problems(self, *, live_only: bool = False) -> list[str]:
         with self.data_redis() as r:
-            return checks.standings_problems(self.db(), r, self.prefix)
+            return checks.standings_problems(self.db(), r, self.prefix, live_only=live_only)
 
     def assert_invariant(
         self, *, confirmed: dict[checks.ResultKey, int], sent: dict[tuple[str, str], int]

@@ -8,6 +8,7 @@ import logging
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +46,15 @@ class Ledger:
     answers: list[Answer] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Error codes that are right answers in this run besides 503 `unavailable` (a result that
+    # reaches its season after the close: `season_closed`), and whether no answer at all is too
+    # (a web process killed under the request): the game server posts it again.
+    tolerated: frozenset[str] = frozenset()
+    unanswered_tolerated: bool = False
+    # False: count the answers instead of keeping each (a long campaign gets millions).
+    keep_answers: bool = True
+    counts: Counter[int | None] = field(default_factory=Counter)
+    codes: Counter[str] = field(default_factory=Counter)
 
     def record(self, body: Body, started: float, response: httpx.Response | Exception) -> Answer:
         items = body if isinstance(body, list) else [body]
@@ -54,7 +64,8 @@ class Ledger:
         if isinstance(response, Exception):
             answer = Answer(started, time.monotonic(), None, None, body)
             waited = answer.finished - answer.started
-            self._add(answer, f"no answer in {waited:.1f} s: {type(response).__name__}: {response}")
+            problem = f"no answer in {waited:.1f} s: {type(response).__name__}: {response}"
+            self._add(answer, None if self.unanswered_tolerated else problem)
             return answer
         payload = _json(response)
         code = None
@@ -68,7 +79,7 @@ class Ledger:
             if not isinstance(body, list) and answer.outcomes != single:
                 self.note(f"{response.status_code} for a result {answer.outcomes}")
             self._add(answer, None)
-        elif response.status_code == 503 and code == "unavailable":
+        elif (response.status_code == 503 and code == "unavailable") or code in self.tolerated:
             self._add(answer, None)
         else:
             self._add(answer, f"{response.status_code} {response.text[:500]}")
@@ -118,16 +129,17 @@ class Ledger:
     def _add(self, answer: Answer | None, problem: str | None) -> None:
         with self.lock:
             if answer is not None:
-                self.answers.append(answer)
+                self.counts[answer.status] += 1
+                if answer.code is not None:
+                    self.codes[answer.code] += 1
+                if self.keep_answers:
+                    self.answers.append(answer)
             if problem is not None:
                 self.unexpected.append(problem)
 
     def statuses(self) -> dict[int | None, int]:
         with self.lock:
-            counts: dict[int | None, int] = {}
-            for answer in self.answers:
-                counts[answer.status] = counts.get(answer.status, 0) + 1
-            return counts
+            return dict(self.counts)
 
     def refused(self) -> list[Answer]:
         with self.lock:

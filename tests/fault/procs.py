@@ -143,14 +143,25 @@ def engine_server() -> str:
 
 class RedisServer:
     """A private server of the engine under test that keeps nothing on disk, so a restart comes
-    back empty."""
+    back empty; or, `persistent`, one that writes every command to its append-only file before
+    answering (a broker configured to keep its queues), so a restart keeps everything. With
+    `replica_of`, a replica of that server."""
 
-    def __init__(self, directory: Path, name: str = "redis") -> None:
+    def __init__(
+        self,
+        directory: Path,
+        name: str = "redis",
+        *,
+        persistent: bool = False,
+        replica_of: RedisServer | None = None,
+    ) -> None:
         self.directory = directory
         self.name = name
         self.port = free_port()
         self.process: Process | None = None
         self.starts = 0
+        self.persistent = persistent
+        self.replica_of = replica_of
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
@@ -166,6 +177,17 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> None:
         self.starts += 1
+        data = self.directory
+        keeping: list[str] = ["--appendonly", "no"]
+        if self.persistent:
+            data = self.directory / f"{self.name}-data"
+            data.mkdir(exist_ok=True)
+            keeping = ["--appendonly", "yes", "--appendfsync", "always"]
+        if self.replica_of is not None:
+            keeping += ["--replicaof", "127.0.0.1", str(self.replica_of.port)]
+        # A replica stores what it receives in its RDB file: a file per server, and a primary
+        # that sends its data without one, so a restarted primary still comes back empty.
+        keeping += ["--dbfilename", f"{self.name}.rdb", "--repl-diskless-sync", "yes"]
         self.process = Process(
             [
                 engine_server(),
@@ -175,10 +197,9 @@ class RedisServer:
                 "127.0.0.1",
                 "--save",
                 "",
-                "--appendonly",
-                "no",
+                *keeping,
                 "--dir",
-                str(self.directory),
+                str(data),
             ],
             log=self.directory / f"{self.name}-{self.starts}.log",
         ).start()
@@ -372,7 +393,6 @@ def django_env(
         REDIS_URL=redis_url,
         CELERY_BROKER_URL=broker_url,
         LEADERBOARD_KEY_PREFIX=key_prefix,
-        CACHE_KEY_PREFIX=f"{key_prefix}cache",
         PYTHONUNBUFFERED="1",
         **extra,
     )
@@ -434,6 +454,9 @@ class WebServer:
             return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200
         except httpx.HTTPError:
             return False
+
+    def kill(self) -> None:
+        self.process.kill()
 
     def stop(self) -> None:
         self.process.stop()
@@ -536,6 +559,9 @@ class CeleryBeat:
         if not self.process.running():
             raise AssertionError(f"Celery beat exited:\n{self.process.output()}")
         return "beat: Starting..." in self.log.read_text(errors="replace")
+
+    def kill(self) -> None:
+        self.process.kill()
 
     def stop(self) -> None:
         self.process.stop(timeout=2)
