@@ -11,6 +11,7 @@ from django.conf import settings
 
 from leaderboards import store
 from leaderboards.store import StandingWrite
+from leaderboards.store.keys import banned_key
 from tests.redis_cluster import LocalRedisCluster
 
 from .test_api_reads import *  # noqa: F403
@@ -31,7 +32,7 @@ def test_seasons_land_on_different_nodes_each_with_all_its_keys(redis_cluster: L
     held = redis_cluster.keys_by_port(f"{settings.LEADERBOARD_KEY_PREFIX}*")
     node_of = {}
     for season in seasons:
-        keys = {store.standings_key(season), store._banned_key(season)}
+        keys = {store.standings_key(season), banned_key(season)}
         holders = [port for port, found in held.items() if keys & found]
         assert len(holders) == 1, (season, holders)
         assert keys <= held[holders[0]]

@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from audit.models import OperatorAction, OperatorActionKind
 from leaderboards import closing, services, store
+from leaderboards.models import ArchivedStanding
+from leaderboards.store import writes
 from matches.services import player_ban
-from seasons.models import ArchivedStanding
 from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_a_rebuild_whose_first_chunk_comes_after_the_markers_ttl_keeps_the_write
     monkeypatch,
 ):
     # given: a rebuild's marker that would live one second (600 in production)
-    monkeypatch.setattr(store, "REBUILD_TTL_SECONDS", 1)
+    monkeypatch.setattr(writes, "REBUILD_TTL_SECONDS", 1)
     store.write_standings([store.StandingWrite(7, "old", 100)])
 
     def chunks():

@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from leaderboards import closing, fast_reads, store
-from seasons.models import ArchivedStanding, Season
+from leaderboards.models import ArchivedStanding
+from leaderboards.store import sharded
+from seasons.models import Season
 from server.asgi import application
 from tests.factories import BoardFactory, SeasonFactory
 from tests.leaderboards.test_fast_reads import asgi_get
@@ -149,7 +151,7 @@ def page_reach(request, monkeypatch):
     """Pages near the top merge the shards' tops; with a reach of 0 every page is found by
     halving, so the small boards here exercise the deep pages' path too."""
     if request.param == "halving":
-        monkeypatch.setattr(store, "_MERGED_TOP_REACH", 0)
+        monkeypatch.setattr(sharded, "_MERGED_TOP_REACH", 0)
     return request.param
 
 

@@ -1,6 +1,6 @@
 """A season's standings lost with their Redis (restarted empty, then refilled in part by the
 mirror) are never read as a smaller board: reads answer 503 until the season is rebuilt, which
-the mirror's next write sets off (leaderboards/store.py, "Whole standings")."""
+the mirror's next write sets off (leaderboards/store/whole.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from leaderboards import closing, reconciliation, selectors, services, store
+from leaderboards.store.keys import whole_key
 from matches.models import PlayerTotal
 from matches.outbox import StandingChange
 from matches.services import player_ban
@@ -112,7 +113,7 @@ def test_one_lost_shard_is_enough_for_a_503(client, post_scores):
         post(post_scores, player_id, points)
     assert client.get("/api/v1/leaderboard/top").status_code == 200
 
-    store.client().delete(store._whole_key(season.pk, 3, store.shard_of("p3", 3)))
+    store.client().delete(whole_key(season.pk, 3, store.shard_of("p3", 3)))
     assert store.heal_claim(season.pk, seconds=60)  # its rebuild queued, not run yet
 
     assert client.get("/api/v1/leaderboard/players/p1").status_code == 503
@@ -284,7 +285,7 @@ def test_a_closed_season_with_a_lost_shard_is_read_from_its_archive(client, post
     # when: one of its shards is lost with its node
     store.client().delete(
         store.standings_key(season.pk, 3, store.shard_of("p2", 3)),
-        store._whole_key(season.pk, 3, store.shard_of("p2", 3)),
+        whole_key(season.pk, 3, store.shard_of("p2", 3)),
     )
 
     # then: its reads come from the archive, whole, not a 503 until the key expires

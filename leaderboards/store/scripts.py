@@ -1,0 +1,336 @@
+"""The gateway's Lua scripts, as sources: the reads of a live set, the mirror's write,
+corrections, bans, the rebuild's build and swap, the markers and the claims. Each is registered
+once per process and run by SHA (config/building_blocks/redis.py); the modules beside this one send
+them."""
+
+from __future__ import annotations
+
+from seasons.scoring import TIME_SLOTS
+
+# --- Reads of one set (single.py, reads.py) -------------------------------------------------------
+
+# Members with a better points part than a given score: ZCOUNT from the next points floor up.
+# Only competition ranks (1-2-2-4) need it, and the callers say so with a flag ('1'): an ordinal
+# rank is ZREVRANK alone, and the ZCOUNT would be most of a hot read's time in Redis.
+_LUA_BETTER = f"""
+local function better(key, score, competition)
+  if competition ~= '1' then return false end
+  local floor = (math.floor(tonumber(score) / {TIME_SLOTS}) + 1) * {TIME_SLOTS}
+  return redis.call('ZCOUNT', key, string.format('%.0f', floor), '+inf')
+end
+"""
+
+# Every read of a live set names the set's "whole" marker as KEYS[2], and gives this database's
+# identity and whether the set must be whole ('1') as ARGV[1] and ARGV[2] (see whole.py and
+# database.py); the script's own arguments follow. A set marked by another
+# database is never read, and one that must be whole is read only when marked by this one: it
+# may be a lost one refilled in part, and the read fails rather than answer from it.
+NOT_WHOLE = "NOTWHOLE"
+_LUA_WHOLE = f"""
+local marked = redis.call('GET', KEYS[2])
+if marked ~= ARGV[1] and (marked or ARGV[2] == '1') then
+  return redis.error_reply('{NOT_WHOLE} the season has no whole standings in Redis')
+end
+"""
+
+# Rank, score, board size and competition-rank base of one player, in one atomic step.
+READ_RANK = (
+    _LUA_BETTER
+    + _LUA_WHOLE
+    + """
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[3])
+local size = redis.call('ZCARD', KEYS[1])
+if not rank then return {false, false, size, false} end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+return {rank, score, size, better(KEYS[1], score, ARGV[4])}
+"""
+)
+
+# A page of the board by rank, with the competition-rank base of its first row.
+READ_PAGE = (
+    _LUA_BETTER
+    + _LUA_WHOLE
+    + """
+local rows = redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4], 'WITHSCORES')
+local size = redis.call('ZCARD', KEYS[1])
+local first_better = false
+if #rows > 0 then first_better = better(KEYS[1], rows[2], ARGV[5]) end
+return {size, first_better, rows}
+"""
+)
+
+# The player's rank and the contiguous ranks around it, both read from the same set.
+READ_AROUND = (
+    _LUA_BETTER
+    + _LUA_WHOLE
+    + """
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[3])
+local size = redis.call('ZCARD', KEYS[1])
+if not rank then return {false, size, false, false, {}} end
+local n = tonumber(ARGV[4])
+local first = rank - n
+if first < 0 then first = 0 end
+local rows = redis.call('ZREVRANGE', KEYS[1], first, rank + n, 'WITHSCORES')
+return {rank, size, first, better(KEYS[1], rows[2], ARGV[5]), rows}
+"""
+)
+
+# Rank, score and (with the flag first in its arguments) competition-rank base of each of many
+# players.
+READ_MANY = (
+    _LUA_BETTER
+    + _LUA_WHOLE
+    + """
+local out = {}
+for i = 4, #ARGV do
+  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
+  if rank then
+    local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+    out[#out + 1] = {rank, score, better(KEYS[1], score, ARGV[3])}
+  else
+    out[#out + 1] = {false, false, false}
+  end
+end
+return {redis.call('ZCARD', KEYS[1]), out}
+"""
+)
+
+# Ordinal rank and score of many players, flat: rank, score, rank, score... (-1 when absent).
+# No competition-rank base: the live ticker reads this for every followed player on every
+# change, so it does only what an ordinal rank needs.
+READ_RANKS = (
+    _LUA_WHOLE
+    + """
+local out = {}
+for i = 3, #ARGV do
+  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
+  if rank then
+    out[#out + 1] = rank
+    out[#out + 1] = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  else
+    out[#out + 1] = -1
+    out[#out + 1] = 0
+  end
+end
+return out
+"""
+)
+
+# --- Writes (writes.py) ---------------------------------------------------------------------------
+
+# Replace a member's score only if it still holds what the caller saw ("" = absent), so a
+# repair never overwrites a newer score the mirror wrote in between.
+COMPARE_AND_SET = """
+local current = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local expected = ARGV[2]
+if expected == '' then
+  if current then return 0 end
+elseif (not current) or tonumber(current) ~= tonumber(expected) then
+  return 0
+end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
+
+
+# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score, stamp triples.
+# Banned players are skipped, and so is a write older than the member's correction (its stamp
+# below the correction's, see CORRECT); while a rebuild runs (KEYS[3] exists) the set it builds
+# gets the write too, so a result committed after the rebuild read PostgreSQL is not lost by the
+# swap. Returns what it wrote, the set's "whole" marker (KEYS[5]: the identity of the database
+# that marked it, or false) and a member it wrote (or false).
+MIRROR = """
+local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+local corrected = redis.call('EXISTS', KEYS[6]) == 1
+local written = 0
+local one = false
+for i = 2, #ARGV, 3 do
+  local member = ARGV[i]
+  local current = true
+  if corrected then
+    local since = redis.call('HGET', KEYS[6], member)
+    current = not since or (ARGV[i + 2] ~= '' and tonumber(ARGV[i + 2]) > tonumber(since))
+  end
+  if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
+    if rebuilding then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member) end
+    written = written + 1
+    one = member
+  end
+end
+return {written, redis.call('GET', KEYS[5]), one}
+"""
+
+# Corrections. A correction (a voided result) sets the member's score exactly, whichever way it
+# moves, or removes the member (ARGV[2] ""), in the live set and in any set being rebuilt; a
+# banned player is left off. Older copies of the member's standing may still be on their way: an
+# outbox row committed before the void, a mirror task redelivered, a rebuild's snapshot read
+# before it. So the correction leaves its stamp (ARGV[3], a value of the outbox's id sequence
+# taken while no write of the season could commit: leaderboards/services.py) in the shard's
+# corrected players (KEYS[6]): the mirror skips the member's writes stamped below it, and the
+# rebuild skips the member's snapshot rows once corrected during it (KEYS[7]). A correction
+# older than the one stored changes nothing (0).
+CORRECT = """
+local since = redis.call('HGET', KEYS[6], ARGV[1])
+if since and tonumber(since) >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+if rebuilding then redis.call('SADD', KEYS[7], ARGV[1]) end
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  if rebuilding then redis.call('ZREM', KEYS[4], ARGV[1]) end
+else
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  if rebuilding then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
+end
+return 1
+"""
+
+# A chunk of the rebuild's snapshot into the set it builds (KEYS[1]), by ARGV[1] (GT or LT),
+# then score, member pairs; ARGV[2] is how long the set may live. Members corrected since the
+# rebuild began (KEYS[2]) are skipped: the correction read PostgreSQL after the snapshot, or
+# the snapshot's copy would undo it. ZADD takes the pairs 500 at a time (Lua's unpack).
+BUILD = """
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  for i = 3, #ARGV, 1000 do
+    redis.call('ZADD', KEYS[1], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+else
+  local batch = {}
+  for i = 3, #ARGV, 2 do
+    if redis.call('SISMEMBER', KEYS[2], ARGV[i + 1]) == 0 then
+      batch[#batch + 1] = ARGV[i]
+      batch[#batch + 1] = ARGV[i + 1]
+    end
+    if #batch >= 1000 or (i + 2 > #ARGV and #batch > 0) then
+      redis.call('ZADD', KEYS[1], ARGV[1], unpack(batch))
+      batch = {}
+    end
+  end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+# A ban: remembered for the mirror, and the player off the live set and any set being rebuilt.
+BAN = """
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+"""
+
+# The rebuild's swap: the built set replaces the live one (the old one is freed in the
+# background), minus players banned while it was built; the rebuild's marker goes, so the mirror
+# writes the live set alone again, and the set is marked whole (built from PostgreSQL) with this
+# database's identity (ARGV[1]). Without the rebuild's marker the build set lost its start with
+# its Redis (restarted meanwhile): no swap.
+SWAP = """
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('REBUILDLOST the set being built was lost with its Redis')
+end
+local banned = redis.call('SMEMBERS', KEYS[2])
+for i = 1, #banned do redis.call('ZREM', KEYS[4], banned[i]) end
+redis.call('DEL', KEYS[3])
+redis.call('UNLINK', KEYS[1])
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('RENAME', KEYS[4], KEYS[1])
+  redis.call('PERSIST', KEYS[1])
+end
+redis.call('SET', KEYS[5], ARGV[1])
+return redis.call('ZCARD', KEYS[1])
+"""
+
+
+# --- Reads of a sharded board (sharded.py) --------------------------------------------------------
+
+# Members of a shard ranked ahead of (score, member). Lua's own string comparison follows the
+# server's locale, so ties are ordered byte by byte here, as the sorted set orders them.
+_LUA_AHEAD = (
+    _LUA_BETTER
+    + """
+local function sorts_after(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local function ahead(key, score, member)
+  local count = redis.call('ZCOUNT', key, '(' .. score, '+inf')
+  local tied = redis.call('ZRANGEBYSCORE', key, score, score)
+  for i = 1, #tied do
+    if sorts_after(tied[i], member) then count = count + 1 end
+  end
+  return count
+end
+"""
+)
+
+# For each (score, member) pair after the flag: the members ahead of it on this shard and (flag
+# '1') the members with better points. Flat: ahead, better, ahead, better...
+SHARD_AHEAD = (
+    _LUA_AHEAD
+    + """
+local out = {}
+for i = 2, #ARGV, 2 do
+  out[#out + 1] = ahead(KEYS[1], ARGV[i], ARGV[i + 1])
+  out[#out + 1] = better(KEYS[1], ARGV[i], ARGV[1]) or 0
+end
+return out
+"""
+)
+
+# Around (score, member) on this shard: the members ahead of it, the n just ahead and the n + 1
+# from there on (the member itself is among them on its own shard).
+SHARD_NEAR = (
+    _LUA_AHEAD
+    + """
+local a = ahead(KEYS[1], ARGV[1], ARGV[2])
+local n = tonumber(ARGV[3])
+local before = {}
+if a > 0 and n > 0 then
+  local first = a - n
+  if first < 0 then first = 0 end
+  before = redis.call('ZREVRANGE', KEYS[1], first, a - 1, 'WITHSCORES')
+end
+return {a, before, redis.call('ZREVRANGE', KEYS[1], a, a + n, 'WITHSCORES')}
+"""
+)
+
+
+# --- Markers and claims (whole.py, database.py, claims.py) ----------------------------------------
+
+# Mark a set whole with this database's identity (ARGV[2]), if it still holds the member its
+# caller saw there (ARGV[1], "" for none): a set lost with its Redis since the caller looked is
+# not marked, nor one another database marked (its players are not this one's: it is rebuilt).
+MARK_WHOLE = """
+local marked = redis.call('GET', KEYS[2])
+if marked then return marked == ARGV[2] and 1 or 0 end
+if ARGV[1] ~= '' and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+"""
+
+
+# Set the identity key to this database's; returns false when it held it already, else what it
+# held ("" for nothing).
+IDENTITY_CLAIM = """
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return false end
+redis.call('SET', KEYS[1], ARGV[1])
+return held or ''
+"""
+
+
+# Forget the queued job if it still is this one (a later one may have taken its place).
+JOB_DONE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""

@@ -1,0 +1,279 @@
+"""Every write of a season's standings: the mirror's, corrections, bans, the repairs'
+compare-and-set, the rebuild (and the heartbeat that keeps its keys alive) and the deletion."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from config.building_blocks.redis import (
+    ScriptCall,
+    commands_run,
+    evalsha,
+    replicas_acknowledge,
+    script,
+    scripts_run,
+)
+
+from .database import claimed_identity
+from .keys import (
+    banned_key,
+    by_shard,
+    checked_through_keys,
+    player_keys,
+    season_key,
+    season_keys,
+    shard_of,
+    standings_key,
+)
+from .rows import Commands
+from .scripts import BAN, BUILD, COMPARE_AND_SET, CORRECT, MIRROR, SWAP
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StandingWrite:
+    season_id: int
+    player_id: str
+    composite: int
+    # Sum totals on lowest-first boards only get worse as results arrive; every other
+    # combination only gets better. The write may move the score in that direction only,
+    # which makes the mirror indifferent to redelivery and order.
+    worsening: bool = False
+    shards: int = 1  # the season's
+    # Where the standing stands among corrections: its outbox row's id, or a value of that
+    # sequence taken before PostgreSQL was read (leaderboards/services.py). A write stamped
+    # below the player's last correction is older than it and skipped (see scripts.CORRECT); one
+    # without a stamp (tests, benchmarks) is skipped for a player ever corrected.
+    stamp: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NotWhole:
+    """A season the mirror wrote whose sets (some shard's, at least) are not marked whole: new,
+    or lost with its Redis (the caller tells which: leaderboards/services.py)."""
+
+    shards: int
+    # A player written into each such shard, to mark it whole by (standings_mark_whole).
+    written: dict[int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Mirrored:
+    written: int
+    not_whole: dict[int, NotWhole]  # by season id
+
+
+def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
+    """Mirror standings with ZADD GT (or LT): never moves a score back, so replays and tasks
+    arriving out of order are harmless. Banned players are skipped, and so are writes older
+    than the player's correction (by stamp); while a rebuild is building the season's next set,
+    the write goes to that set too (see rebuild_standings). One script call per season, all in
+    one round trip."""
+    groups: dict[tuple[int, int, int, bool], list[str]] = {}
+    for write in writes:
+        shard = shard_of(write.player_id, write.shards)
+        groups.setdefault((write.season_id, write.shards, shard, write.worsening), []).extend(
+            (write.player_id, str(write.composite), "" if write.stamp is None else str(write.stamp))
+        )
+    if not groups:
+        return Mirrored(0, {})
+    commands = [
+        evalsha(
+            ScriptCall(
+                MIRROR,
+                season_keys(season_id, shards, shard),
+                ["LT" if worsening else "GT", *members],
+            )
+        )
+        for (season_id, shards, shard, worsening), members in groups.items()
+    ]
+    replies = acknowledged_run(commands)
+    identity = claimed_identity()
+    written = 0
+    not_whole: dict[int, NotWhole] = {}
+    for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
+        written += int(reply[0])
+        if reply[1] != identity:
+            found = not_whole.setdefault(season_id, NotWhole(shards, {}))
+            if reply[2]:
+                found.written[shard] = reply[2]
+    return Mirrored(written, not_whole)
+
+
+def acknowledged_run(commands: Commands) -> list[Any]:
+    """Writes in one round trip. With replicas, the writes' own connection waits for them to
+    hold the writes (bounded), so a reader told of the change afterwards finds it on a replica
+    too."""
+    acknowledge = replicas_acknowledge()
+    if acknowledge is None:
+        return commands_run(commands)
+    return commands_run([*commands, acknowledge])[:-1]
+
+
+def write_standings(writes: Iterable[StandingWrite]) -> int:
+    """mirror_standings, for callers that need only how many standings were written."""
+    return mirror_standings(writes).written
+
+
+def standing_correct(
+    season_id: int, player_id: str, composite: int | None, *, stamp: int, shards: int = 1
+) -> bool:
+    """Set a player's score to exactly `composite` (None: off the board), even when that is
+    worse than the one stored: the mirror's writes only move a score one way, and a voided
+    result moves it the other. From now on the player's writes stamped below `stamp` are
+    skipped (see scripts.CORRECT). Returns False for a banned player (left off) and for a correction
+    older than the last one made."""
+    done = script(CORRECT)(
+        keys=player_keys(season_id, shards, player_id),
+        args=[player_id, "" if composite is None else str(composite), str(stamp)],
+    )
+    return bool(done)
+
+
+def players_ban(seasons: Mapping[int, int], player_id: str) -> None:
+    """Take a banned player off these seasons' boards (season id -> its shards) and keep later
+    mirror writes off too."""
+    scripts_run(
+        [
+            ScriptCall(BAN, player_keys(season_id, shards, player_id), [player_id])
+            for season_id, shards in seasons.items()
+        ]
+    )
+
+
+def players_unban(seasons: Mapping[int, int], player_id: str) -> None:
+    """Let mirror writes for the player through again (the caller writes their standings)."""
+    commands_run(
+        [
+            ("SREM", banned_key(season_id, shards, shard_of(player_id, shards)), player_id)
+            for season_id, shards in seasons.items()
+        ]
+    )
+
+
+def compare_and_set(
+    season_id: int,
+    player_id: str,
+    *,
+    expected: int | None,
+    composite: int | None,
+    shards: int = 1,
+) -> bool:
+    """Set (or remove, with None) a member's score if it still equals `expected`."""
+    done = script(COMPARE_AND_SET)(
+        keys=[standings_key(season_id, shards, shard_of(player_id, shards))],
+        args=[
+            player_id,
+            "" if expected is None else str(expected),
+            "" if composite is None else str(composite),
+        ],
+    )
+    return bool(done)
+
+
+def remove_players(season_id: int, player_ids: Sequence[str], *, shards: int = 1) -> int:
+    if not player_ids:
+        return 0
+    groups = by_shard(player_ids, shards)
+    commands = [("ZREM", standings_key(season_id, shards, i), *ids) for i, ids in groups.items()]
+    return sum(int(removed) for removed in commands_run(commands))
+
+
+# How long a rebuild's marker and half-built set outlive its last renewal (a crashed rebuild
+# must not leave the mirror writing twice forever). A running rebuild renews them from a thread
+# (_Heartbeat), also while PostgreSQL sorts before the first chunk.
+REBUILD_TTL_SECONDS = 600
+
+
+def rebuild_standings(
+    season_id: int,
+    chunks_after_start: Any,
+    *,
+    worsening: bool,
+    on_chunk: Any = None,
+    shards: int = 1,
+) -> int:
+    """Build the season's ZSET anew (each shard's) and swap it in, so readers see the old board
+    or the new one, never a half-built one.
+
+    The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
+    mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
+    with the same GT/LT rule (`worsening`: LT), so neither a newer mirrored score nor a ban is
+    lost by the swap. A correction made meanwhile is not undone by the snapshot's older copy
+    either (see scripts.BUILD). `chunks_after_start` is called once the marker is set and yields
+    chunks of (player_id, composite). Each shard swaps on its own (a script touches one slot).
+    """
+    every = [season_keys(season_id, shards, shard) for shard in range(shards)]
+    rule = "LT" if worsening else "GT"
+    commands_run(
+        [("UNLINK", keys[3]) for keys in every]
+        + [("UNLINK", keys[6]) for keys in every]
+        + [("SET", keys[2], "1", "EX", REBUILD_TTL_SECONDS) for keys in every]
+    )
+    heartbeat = _Heartbeat([keys[i] for keys in every for i in (2, 3, 6)], REBUILD_TTL_SECONDS)
+    try:
+        for chunk in chunks_after_start():
+            if not chunk:
+                continue
+            parts: dict[int, list[Any]] = {}
+            for player_id, composite in chunk:
+                parts.setdefault(shard_of(player_id, shards), []).extend((composite, player_id))
+            commands: list[tuple[Any, ...]] = []
+            for shard, members in parts.items():
+                build_keys = [every[shard][3], every[shard][6]]
+                commands.append(
+                    evalsha(ScriptCall(BUILD, build_keys, [rule, REBUILD_TTL_SECONDS, *members]))
+                )
+            commands_run(commands + [("EXPIRE", keys[2], REBUILD_TTL_SECONDS) for keys in every])
+            if on_chunk is not None:
+                on_chunk(len(chunk))
+        swaps = [ScriptCall(SWAP, keys, [claimed_identity()]) for keys in every]
+        return sum(int(size) for size in scripts_run(swaps))
+    finally:
+        heartbeat.stop()
+        # A failed rebuild leaves the live set as it was and the mirror writing it alone.
+        commands_run(
+            [("DEL", keys[2]) for keys in every]
+            + [("UNLINK", keys[3]) for keys in every]
+            + [("UNLINK", keys[6]) for keys in every]
+        )
+
+
+class _Heartbeat:
+    """Renews the keys' TTL every third of it from a thread until stopped: a rebuild's marker
+    must outlive PostgreSQL's sort before the first chunk (minutes at 100 million players), and
+    still expire soon after a crash, since the thread dies with its process. A renewal that
+    fails is tried again; a marker lost meanwhile (a Redis restarted) stays lost, and the swap
+    refuses."""
+
+    def __init__(self, keys: list[str], seconds: int) -> None:
+        self._keys = keys
+        self._seconds = seconds
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rebuild-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._seconds / 3):
+            try:
+                commands_run([("EXPIRE", key, self._seconds) for key in self._keys])
+            except RedisError:
+                logger.warning("could not renew a rebuild's keys", exc_info=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+
+def delete_standings(season_id: int, *, shards: int = 1) -> None:
+    """Free every key of a season (its standings and their bookkeeping)."""
+    keys = [key for shard in range(shards) for key in season_keys(season_id, shards, shard)]
+    keys += checked_through_keys(season_id, shards)
+    commands_run([("UNLINK", key) for key in [*keys, season_key(season_id, "reconcile-scan")]])
