@@ -1,6 +1,11 @@
-"""Records of the mirror's health: what each reconciliation run found and repaired."""
+"""What this app writes to PostgreSQL: a closed season's archive and the rewards its close gave
+(the close and the corrections write them), and the records of the mirror's health (what each
+reconciliation run found and repaired)."""
 
 from django.db import models
+
+from matches.models import Player
+from seasons.models import Season
 
 
 class ReconciliationRun(models.Model):
@@ -8,7 +13,7 @@ class ReconciliationRun(models.Model):
         RECENT = "recent", "Recently active players"
         WALK = "walk", "A page of the whole season"
 
-    season = models.ForeignKey("seasons.Season", on_delete=models.CASCADE, related_name="+")
+    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     checked = models.PositiveIntegerField(default=0)
     drift = models.PositiveIntegerField(default=0, help_text="Entries that disagreed.")
@@ -22,3 +27,78 @@ class ReconciliationRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.season_id}: {self.drift} drift, {self.fixed} fixed"
+
+
+class ArchivedStanding(models.Model):
+    """A closed season's final standings, snapshotted from the ZSET and checked against totals.
+
+    Only the close writes its rows, a whole season in one COPY (closing.py), from the season's
+    own standings: players with a total in that season (whose foreign key holds them) and the
+    season it locks; a void after the close only adds a note (archive_notes.py).
+    Foreign-key constraints would check every row at COMMIT, each check locking the player's
+    row: at ten million players that was most of the close. So the references are checked by
+    the close (its verify step compares the archive with the totals) and kept by PROTECT in the
+    ORM, and the indexes are the ones queries use: the two unique keys (both lead with the
+    season) and the player's seasons for their history.
+    """
+
+    season = models.ForeignKey(
+        Season,
+        on_delete=models.PROTECT,
+        related_name="archived_standings",
+        db_index=False,
+        db_constraint=False,
+    )
+    rank = models.PositiveIntegerField()
+    competition_rank = models.PositiveIntegerField()
+    player = models.ForeignKey(
+        Player,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    points = models.IntegerField()
+    reached_at = models.DateTimeField()
+    # What changed after the close (a voided result): the rank, points and rewards stay as
+    # archived, since they were final and given; the note says what the total is now and why.
+    # A default in the database: the close's COPY names only the columns it fills.
+    note = models.TextField(blank=True, db_default="")
+
+    class Meta:
+        # The table keeps the name it had when the seasons app held the archive: the move was
+        # made in Django's state alone (migrations/0002_archive_from_seasons.py).
+        db_table = "seasons_archivedstanding"
+        constraints = [
+            # Newest season first, each from rank 1: the order the admin lists the archive in,
+            # which an ascending index could only give by sorting the whole archive.
+            models.UniqueConstraint(
+                models.F("season").desc(), models.F("rank"), name="archive_unique_rank"
+            ),
+            models.UniqueConstraint(fields=["season", "player"], name="archive_unique_player"),
+        ]
+        indexes = [models.Index(fields=["player"], name="archive_player")]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} #{self.rank} {self.player_id}"
+
+
+class SeasonReward(models.Model):
+    """A reward a close gave: the player's final rank matched one of the board's reward tiers."""
+
+    season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="rewards")
+    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="rewards")
+    rank = models.PositiveIntegerField()
+    reward_code = models.CharField(max_length=64)
+    awarded_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "seasons_seasonreward"  # as the archive's: moved in Django's state alone
+        constraints = [
+            models.UniqueConstraint(fields=["season", "player"], name="reward_once_per_season"),
+            # A rank is one archived player; the index also serves the rewards' pages by rank.
+            models.UniqueConstraint(fields=["season", "rank"], name="reward_unique_rank"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} {self.player_id}: {self.reward_code}"

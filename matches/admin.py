@@ -17,8 +17,8 @@ from django.utils.html import format_html
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from config.admin import LargeTableAdmin, ReadOnlyAdmin
-from config.errors import Conflict
+from config.building_blocks.admin import LargeTableAdmin, ReadOnlyAdmin
+from config.building_blocks.errors import Conflict
 
 from .corrections import result_void
 from .game_servers import game_server_delete, game_server_saved

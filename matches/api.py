@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import PLAYER_ID_PATH, StrictCharField, StrictSerializer
-from config.errors import InvalidInput, NotFound
-from config.input_rules import Batch, BodyRules, Check, Instant, Integer, Text
-from config.player_ids import (
+from config.building_blocks.api import PLAYER_ID_PATH, StrictCharField, StrictSerializer
+from config.building_blocks.errors import InvalidInput, NotFound
+from config.building_blocks.input_rules import Batch, BodyRules, Check, Instant, Integer, Text
+from config.building_blocks.player_ids import (
     PLAYER_ID_MAX_LENGTH,
     check_player_id,
     player_id_field_validator,

@@ -19,10 +19,10 @@ from django.utils import timezone
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
-from config.errors import Conflict
-from seasons.models import ArchivedStanding, ScoreOperator, Season, SeasonState
+from config.building_blocks.errors import Conflict
+from seasons.models import ScoreOperator, Season, SeasonState
 
-from . import outbox
+from . import archive_notes, outbox
 from .models import MatchResult, PlayerTotal
 
 
@@ -95,12 +95,14 @@ def result_void(*, result_id: int, reason: str, actor: AbstractBaseUser | None) 
             )
         after = None if recomputed is None else recomputed.points
         if season.state == SeasonState.CLOSED:
-            ArchivedStanding.objects.filter(season=season, player_id=player_id).update(
+            archive_notes.archived_standing_note(
+                season_id=season.pk,
+                player_id=player_id,
                 note=(
                     f"{now:%Y-%m-%d %H:%M} UTC: result {result.match_id} ({result.points} "
                     f"points) voided after the close: {reason}. Total now "
                     f"{after if after is not None else 'none'}; rank and reward kept as archived."
-                )
+                ),
             )
         operator_action_record(
             actor=actor,

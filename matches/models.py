@@ -8,7 +8,11 @@ from django.db import models
 from django.db.models import F, Q
 from rest_framework_api_key.models import AbstractAPIKey
 
-from config.player_ids import PLAYER_ID_MAX_LENGTH, PLAYER_ID_PATTERN, player_id_validator
+from config.building_blocks.player_ids import (
+    PLAYER_ID_MAX_LENGTH,
+    PLAYER_ID_PATTERN,
+    player_id_validator,
+)
 
 # Points and totals fit the 29 high bits of the composite score.
 from seasons.scoring import MAX_POINTS

@@ -12,7 +12,7 @@ from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 from rest_framework_api_key.permissions import KeyParser
 
-from config.caching import RecentAnswers
+from config.building_blocks.caching import RecentAnswers
 
 from .models import GameServer
 

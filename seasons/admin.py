@@ -1,5 +1,5 @@
 """Admin for boards (rules, schedule, reward tiers) and seasons (rebuild, close, export); each
-action declares the permission its effect needs (README, "Who may do what")."""
+action declares the permission its effect needs (docs/operations.md, "Who may do what")."""
 
 import io
 
@@ -13,12 +13,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from config.admin import ReadOnlyAdmin, confirm_first
-from config.errors import Conflict
+from config.building_blocks.admin import confirm_first
+from config.building_blocks.errors import Conflict
 
-from .exports import standings_export_csv, standings_export_parquet
+from .archive_exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
-from .models import ArchivedStanding, Board, RewardTier, Season, SeasonReward, SeasonState
+from .models import Board, RewardTier, Season, SeasonState
 from .operator_actions import (
     board_publish,
     board_save,
@@ -380,19 +380,3 @@ class SeasonAdmin(admin.ModelAdmin):
     @admin.action(description="Export final standings (Parquet)", permissions=["view"])
     def export_parquet(self, request: HttpRequest, queryset: QuerySet[Season]) -> HttpResponse:
         return self._export(request, queryset, "parquet")
-
-
-@admin.register(ArchivedStanding)
-class ArchivedStandingAdmin(ReadOnlyAdmin):
-    list_display = ("season", "rank", "player", "points", "reached_at", "note")
-    list_filter = ("season__board", "season")
-    list_select_related = ("season", "season__board")
-    # The newest season first, each from its first rank (the archive's unique (season, rank)).
-    ordering = ("-season_id", "rank")
-
-
-@admin.register(SeasonReward)
-class SeasonRewardAdmin(ReadOnlyAdmin):
-    list_display = ("season", "rank", "player", "reward_code", "awarded_at")
-    list_filter = ("season__board", "season", "reward_code")
-    list_select_related = ("season", "season__board")

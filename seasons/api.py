@@ -11,9 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import SLUG_PATH, validate_query
-from config.player_ids import OPTIONAL_PLAYER_ID_PATTERN, PLAYER_ID_PATTERN
-from config.slugs import OPTIONAL_SLUG_PATTERN
+from config.building_blocks.api import SLUG_PATH, validate_query
+from config.building_blocks.slugs import OPTIONAL_SLUG_PATTERN
 
 from . import selectors
 from .models import DEFAULT_BOARD, Board, Season
@@ -114,66 +113,3 @@ class SeasonDetailView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)
-
-
-class RewardOut(serializers.Serializer):
-    player_id = serializers.CharField()
-    rank = serializers.IntegerField()
-    reward_code = serializers.CharField()
-    awarded_at = serializers.DateTimeField()
-
-
-class RewardsOut(serializers.Serializer):
-    board = serializers.CharField()
-    season = serializers.CharField()
-    rewards = RewardOut(many=True)
-    next_offset = serializers.IntegerField(
-        allow_null=True, help_text="The offset of the next page; null after the last one."
-    )
-
-
-REWARDS_PAGE_MAX = 1000
-
-
-class RewardsQuery(BoardQuery):
-    player_id = serializers.RegexField(PLAYER_ID_PATTERN, required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
-    offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
-
-
-class SeasonRewardsView(APIView):
-    @extend_schema(
-        parameters=[
-            BOARD_QUERY,
-            SLUG_PATH,
-            OpenApiParameter(
-                "player_id", str, pattern=OPTIONAL_PLAYER_ID_PATTERN, description="One player."
-            ),
-            OpenApiParameter(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": REWARDS_PAGE_MAX},
-                description=f"Rewards per page, 1-{REWARDS_PAGE_MAX:,}, default 100.",
-            ),
-            OpenApiParameter(
-                "offset",
-                {"type": "integer", "minimum": 0, "maximum": 2**31},
-                description="Rewards to skip, default 0 (`next_offset` of the previous page).",
-            ),
-        ],
-        responses=RewardsOut,
-        summary="The rewards of a closed season, by rank, a page at a time",
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        query = validate_query(RewardsQuery, request.query_params)
-        season = selectors.season_get(
-            board_slug=query.get("board") or DEFAULT_BOARD, season_slug=slug
-        )
-        page = selectors.season_rewards(
-            season=season,
-            offset=query["offset"],
-            limit=query["limit"],
-            player_id=query.get("player_id"),
-        )
-        return Response(
-            RewardsOut({"board": season.board.slug, "season": season.slug, **page}).data
-        )

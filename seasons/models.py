@@ -1,9 +1,9 @@
-"""Boards (named leaderboards with their rules) and the seasons that reset them."""
+"""Boards (named leaderboards with their rules), the seasons that reset them and the reward tiers
+a close awards. A closed season's archive and rewards are the close's: leaderboards/models.py."""
 
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cronsim import CronSim, CronSimError
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
 from django.core.exceptions import ValidationError
@@ -12,8 +12,9 @@ from django.db import models
 from django.db.models import F, Func, Q
 from django.utils import timezone
 
-from config.slugs import SLUG_MAX_LENGTH, slug_validator
+from config.building_blocks.slugs import SLUG_MAX_LENGTH, slug_validator
 
+from .cron import cron_schedule_check
 from .scoring import TIME_SLOTS
 
 # A season's window must fit the 24 low bits of the composite score (see seasons/scoring.py).
@@ -52,33 +53,6 @@ SCHEDULE_CRON = {
     ScheduleKind.MONTHLY: "0 0 1 * *",
     ScheduleKind.QUARTERLY: "0 0 1 1,4,7,10 *",
 }
-
-
-# Firings looked at when a cron schedule is saved: a few years of a schedule that fires up to
-# every few hours, enough to meet every kind of window it makes (the rare long ones included).
-_CRON_CHECK_FIRINGS = 50_000
-_CRON_CHECK_YEARS = 28  # weekdays and leap years repeat together every 28 years
-
-
-def longest_window(expression: str, now: datetime) -> tuple[datetime, datetime] | None:
-    """The first window of the cron schedule longer than a season may last, or None.
-
-    Firings are read on the wall clock, as the planner reads them; a clock change moves a
-    window's length by an hour at most, so the check keeps that hour in hand."""
-    wall = now.replace(tzinfo=None, microsecond=0)
-    firings = CronSim(expression, wall)
-    previous = next(firings)
-    horizon = previous + timedelta(days=366 * _CRON_CHECK_YEARS)
-    for _ in range(_CRON_CHECK_FIRINGS):
-        firing = next(firings, None)
-        if firing is None:
-            return None
-        if (firing - previous).total_seconds() + 3600 > MAX_SEASON_SECONDS:
-            return previous, firing
-        if firing > horizon:
-            return None
-        previous = firing
-    return None
 
 
 class Board(models.Model):
@@ -142,7 +116,7 @@ class Board(models.Model):
             )
         ]
         # Beyond Django's add/change/delete/view: the console's actions whose effect players
-        # see at once (README, "Who may do what").
+        # see at once (docs/operations.md, "Who may do what").
         permissions = [("publish_board", "Can publish or hide a board")]
 
     def __str__(self) -> str:
@@ -174,21 +148,7 @@ class Board(models.Model):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValidationError({"schedule_timezone": "Unknown time zone."}) from exc
         if self.schedule == ScheduleKind.CRON:
-            try:
-                longest = longest_window(self.schedule_cron, timezone.now())
-            except (CronSimError, ValueError, StopIteration) as exc:
-                raise ValidationError({"schedule_cron": f"Invalid cron expression: {exc}"}) from exc
-            if longest is not None:
-                start, end = longest
-                raise ValidationError(
-                    {
-                        "schedule_cron": (
-                            "Every season of a schedule must last at most 2^24 - 1 seconds "
-                            f"(about 194 days); this one would run from {start:%Y-%m-%d %H:%M} "
-                            f"to {end:%Y-%m-%d %H:%M} ({(end - start).days} days)."
-                        )
-                    }
-                )
+            cron_schedule_check(self.schedule_cron, timezone.now(), max_seconds=MAX_SEASON_SECONDS)
         else:
             # A cron expression left over from an earlier cron schedule means nothing now.
             self.schedule_cron = ""
@@ -465,56 +425,6 @@ class Season(models.Model):
         return self.starts_at <= moment < self.ends_at
 
 
-class ArchivedStanding(models.Model):
-    """A closed season's final standings, snapshotted from the ZSET and checked against totals.
-
-    Only the close writes here, a whole season in one COPY, from the season's own standings:
-    players with a total in that season (whose foreign key holds them) and the season it locks.
-    Foreign-key constraints would check every row at COMMIT, each check locking the player's
-    row: at ten million players that was most of the close. So the references are checked by
-    the close (its verify step compares the archive with the totals) and kept by PROTECT in the
-    ORM, and the indexes are the ones queries use: the two unique keys (both lead with the
-    season) and the player's seasons for their history.
-    """
-
-    season = models.ForeignKey(
-        Season,
-        on_delete=models.PROTECT,
-        related_name="archived_standings",
-        db_index=False,
-        db_constraint=False,
-    )
-    rank = models.PositiveIntegerField()
-    competition_rank = models.PositiveIntegerField()
-    player = models.ForeignKey(
-        "matches.Player",
-        on_delete=models.PROTECT,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-    points = models.IntegerField()
-    reached_at = models.DateTimeField()
-    # What changed after the close (a voided result): the rank, points and rewards stay as
-    # archived, since they were final and given; the note says what the total is now and why.
-    # A default in the database: the close's COPY names only the columns it fills.
-    note = models.TextField(blank=True, db_default="")
-
-    class Meta:
-        constraints = [
-            # Newest season first, each from rank 1: the order the admin lists the archive in,
-            # which an ascending index could only give by sorting the whole archive.
-            models.UniqueConstraint(
-                models.F("season").desc(), models.F("rank"), name="archive_unique_rank"
-            ),
-            models.UniqueConstraint(fields=["season", "player"], name="archive_unique_player"),
-        ]
-        indexes = [models.Index(fields=["player"], name="archive_player")]
-
-    def __str__(self) -> str:
-        return f"{self.season_id} #{self.rank} {self.player_id}"
-
-
 class RewardTier(models.Model):
     """A prize for a range of final ranks (1, 2-10, 11-100) or for a top percentage."""
 
@@ -582,21 +492,3 @@ class RewardTier(models.Model):
                     )
                 }
             )
-
-
-class SeasonReward(models.Model):
-    season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="rewards")
-    player = models.ForeignKey("matches.Player", on_delete=models.PROTECT, related_name="rewards")
-    rank = models.PositiveIntegerField()
-    reward_code = models.CharField(max_length=64)
-    awarded_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["season", "player"], name="reward_once_per_season"),
-            # A rank is one archived player; the index also serves the rewards' pages by rank.
-            models.UniqueConstraint(fields=["season", "rank"], name="reward_unique_rank"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.season_id} {self.player_id}: {self.reward_code}"

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
-from config.errors import Conflict
+from config.building_blocks.errors import Conflict
 
 from .jobs import season_close_queue
 from .models import Board, RewardTier, Season, SeasonState

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from config.caching import RecentAnswers
-from config.errors import Conflict, NotFound
+from config.building_blocks.caching import RecentAnswers
+from config.building_blocks.errors import NotFound
 
-from .models import DEFAULT_BOARD, ArchivedStanding, Board, Season, SeasonReward, SeasonState
+from .models import DEFAULT_BOARD, Board, Season
 
 # The seasons read requests named lately, reused for LEADERBOARD_SEASON_CACHE_SECONDS. Only
 # seasons that exist are kept (a lookup of an unknown one raises), so 1,024 is plenty.
@@ -95,61 +94,3 @@ def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Seaso
         (board_slug or DEFAULT_BOARD, season_slug or None),
         lambda: season_get(board_slug=board_slug, season_slug=season_slug),
     )
-
-
-def player_history(*, player_id: str) -> list[dict[str, Any]]:
-    """A player's final standing in every closed season, newest first, with their reward."""
-    standings = (
-        ArchivedStanding.objects.filter(
-            player_id=player_id, season__state=SeasonState.CLOSED, season__board__hidden=False
-        )
-        .select_related("season", "season__board")
-        .order_by("-season__ends_at")
-    )
-    rewards = dict(
-        SeasonReward.objects.filter(player_id=player_id, season__board__hidden=False).values_list(
-            "season_id", "reward_code"
-        )
-    )
-    return [
-        {
-            "board": standing.season.board.slug,
-            "season": standing.season.slug,
-            "season_name": standing.season.name,
-            "ends_at": standing.season.ends_at,
-            "final_rank": standing.rank,
-            "competition_rank": standing.competition_rank,
-            "points": standing.points,
-            "total_players": standing.season.archived_players,
-            "reward": rewards.get(standing.season_id),
-        }
-        for standing in standings
-    ]
-
-
-def season_rewards(
-    *, season: Season, offset: int, limit: int, player_id: str | None = None
-) -> dict[str, Any]:
-    """A page of a closed season's rewards by rank (the `reward_unique_rank` index walks it):
-    `rewards` and `next_offset`, the offset of the next page or None after the last."""
-    if season.state != SeasonState.CLOSED:
-        raise Conflict(
-            f"Season '{season.slug}' is not closed yet; rewards are given when it closes.",
-            code="season_not_closed",
-        )
-    rewards = SeasonReward.objects.filter(season=season).order_by("rank")
-    if player_id:
-        rewards = rewards.filter(player_id=player_id)
-    # One row more than the page says whether another page follows, without counting them all.
-    rows = list(
-        rewards.values_list("player_id", "rank", "reward_code", "awarded_at")[
-            offset : offset + limit + 1
-        ]
-    )
-    return {
-        "rewards": [
-            {"player_id": p, "rank": rank, "reward_code": code, "awarded_at": awarded_at}
-            for p, rank, code, awarded_at in rows[:limit]
-        ],
-        "next_offset": offset + limit if len(rows) > limit else None,
-    }

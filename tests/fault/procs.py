@@ -5,140 +5,46 @@ is always safe to call again, so fixtures can clean up whatever state a test lef
 from __future__ import annotations
 
 import contextlib
-import functools
-import glob
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
 
 import httpx
 import psycopg
 import redis
 
-from scripts.devservices import redis_engine, server_binary
+from scripts.devservices import as_postgres, pg_bindir
+from scripts.processes import Process, Timeout, engine_server, free_port, tail, wait_until
+
+__all__ = [
+    "CeleryBeat",
+    "CeleryWorker",
+    "PostgresCluster",
+    "Process",
+    "RabbitVhost",
+    "RedisServer",
+    "Timeout",
+    "WebServer",
+    "django_env",
+    "engine_server",
+    "free_port",
+    "manage",
+    "rabbitmq_answers",
+    "tail",
+    "wait_until",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
 PYTHON = BIN / "python"
 # The newest installed PostgreSQL, as scripts/devservices.py finds it for `make test`.
-PG_BIN = max(
-    (Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")),
-    key=lambda bindir: int(bindir.parent.name),
-    default=Path("/usr/lib/postgresql/15/bin"),
-)
-
-T = TypeVar("T")
-
-
-class Timeout(AssertionError):
-    """A bounded wait ran out: the message says what never happened."""
-
-
-def wait_until(
-    check: Callable[[], T],
-    *,
-    timeout: float,
-    what: str | Callable[[], str],
-    interval: float = 0.1,
-) -> T:
-    """Call `check` until it returns something truthy and return that; fail after `timeout`
-    saying `what` never happened (a callable is asked only then, to describe the last state)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise Timeout(f"{what() if callable(what) else what}: not within {timeout:.0f} s")
-        time.sleep(interval)
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the kernel's pick, so xdist workers differ)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        return f"({path} does not exist)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class Process:
-    """A child in its own session (so its process group holds everything it forks), logging
-    stdout and stderr to one file."""
-
-    def __init__(self, args: list[str], *, log: Path, env: Mapping[str, str] | None = None) -> None:
-        self.args = args
-        self.log = log
-        self.env = dict(env) if env is not None else None
-        self.popen: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Process:
-        with self.log.open("ab") as out:
-            self.popen = subprocess.Popen(
-                self.args,
-                cwd=ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def pid(self) -> int:
-        assert self.popen is not None, "the process was never started"
-        return self.popen.pid
-
-    def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def signal_group(self, signum: int) -> None:
-        if self.popen is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signum)
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group, as a crash or the OOM killer would."""
-        self.signal_group(signal.SIGKILL)
-        if self.popen is not None:
-            self.popen.wait(timeout=10)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """SIGTERM the group, then SIGKILL whatever is left after `timeout`."""
-        if self.popen is None:
-            return
-        if self.popen.poll() is None:
-            self.signal_group(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.popen.wait(timeout=timeout)
-        # Pool children may outlive their parent: the group goes in any case.
-        self.kill()
-
-    def output(self, lines: int = 40) -> str:
-        return tail(self.log, lines)
-
-
-@functools.cache
-def engine_server() -> str:
-    """The server binary of the engine under test (REDIS_ENGINE: Redis unless `valkey`), for
-    every server the tests start themselves."""
-    return server_binary(redis_engine())
+PG_BIN = pg_bindir() or Path("/usr/lib/postgresql/15/bin")
 
 
 class RedisServer:
@@ -260,11 +166,6 @@ def rabbitmq_answers(host: str = "127.0.0.1", port: int = 5672) -> bool:
         return False
 
 
-def _as_postgres(args: list[str]) -> list[str]:
-    # PostgreSQL's server binaries refuse to run as root.
-    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
-
-
 class PostgresCluster:
     """A private PostgreSQL cluster (initdb) in a temporary folder the postgres user owns."""
 
@@ -280,7 +181,7 @@ class PostgresCluster:
 
     def _run(self, args: list[str], timeout: float) -> None:
         done = subprocess.run(
-            _as_postgres(args),
+            as_postgres(args),
             cwd=self.directory,
             capture_output=True,
             text=True,
@@ -537,14 +438,10 @@ class CeleryBeat:
         self.log = log
         self.process = Process(
             [
-                str(BIN / "celery"),
-                "-A",
-                "config",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--scheduler",
-                "django_celery_beat.schedulers:DatabaseScheduler",
+                "sh",
+                "-c",
+                f"{PYTHON} manage.py wait_for_database && exec {BIN / 'celery'} -A config beat"
+                " --loglevel INFO --scheduler django_celery_beat.schedulers:DatabaseScheduler",
             ],
             log=log,
             env=env,

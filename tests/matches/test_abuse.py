@@ -9,10 +9,10 @@ from django.db import connection
 from django.utils import timezone
 
 from leaderboards import closing, store
-from matches import services
+from leaderboards.models import ArchivedStanding
 from matches.models import GameServer, MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban
-from seasons.models import ArchivedStanding
+from matches.services import statements as result_statements
 from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
@@ -274,7 +274,7 @@ def test_the_banned_check_reads_only_the_banned_players_index(season):
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE matches_player")
         cursor.execute(
-            "EXPLAIN " + services._INSERT_RESULTS_SQL,
+            "EXPLAIN " + result_statements._INSERT_RESULTS_SQL,
             {"now": timezone.now(), "results": json.dumps(rows)},
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())

@@ -16,7 +16,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from audit.models import OperatorAction
-from config import redis as redis_roles
+from config.building_blocks import redis as redis_roles
 from leaderboards import store
 from leaderboards.services import player_refresh_owed_apply, season_bans_repair
 from leaderboards.store import shard_of

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from audit.models import OperatorAction
-from config.errors import InvalidInput
+from config.building_blocks.errors import InvalidInput
 from leaderboards import store
 from matches.models import MatchResult, Player, PlayerTotal
 from matches.services import player_ban, players_unban_expired

@@ -7,11 +7,12 @@ import pytest
 from django.contrib.auth.models import User
 
 from audit.models import OperatorAction, OperatorActionKind
-from config.errors import Conflict
+from config.building_blocks.errors import Conflict
 from leaderboards import closing, store
+from leaderboards.models import ArchivedStanding
 from matches.corrections import result_void
 from matches.models import MatchResult, PlayerTotal
-from seasons.models import ArchivedStanding, ScoreOperator, SeasonState, SortOrder
+from seasons.models import ScoreOperator, SeasonState, SortOrder
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,8 @@ from django.contrib.auth.models import Permission, User
 
 from audit.models import OperatorAction
 from leaderboards import store
-from seasons.models import ArchivedStanding, Board, Season, SeasonReward, SeasonState
+from leaderboards.models import ArchivedStanding, SeasonReward
+from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory
 
 pytestmark = pytest.mark.django_db

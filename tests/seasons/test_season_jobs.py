@@ -90,12 +90,15 @@ def test_a_season_that_fails_to_close_does_not_hold_back_the_others():
     [
         ("leaderboards.tasks.mirror_standings", "celery"),
         ("leaderboards.tasks.sweep_unmirrored", "celery"),
-        ("seasons.tasks.close_due_seasons", "jobs"),
+        ("leaderboards.tasks.close_due_seasons", "jobs"),
         ("leaderboards.tasks.reconcile", "jobs"),
         # Heals and the operator's jobs: neither on the mirror's queue nor behind the
         # periodic jobs' hour-long closes.
         ("leaderboards.tasks.heal_season", "rebuilds"),
         ("leaderboards.tasks.rebuild_season", "rebuilds"),
+        ("leaderboards.tasks.close_season", "rebuilds"),
+        # The closes' names up to 0.1.0, still accepted (until 0.3.0), keep their queues.
+        ("seasons.tasks.close_due_seasons", "jobs"),
         ("seasons.tasks.close_season", "rebuilds"),
     ],
 )

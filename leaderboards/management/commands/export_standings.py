@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from config.errors import DomainError
-from seasons.exports import standings_export_csv, standings_export_parquet
+from config.building_blocks.errors import DomainError
+from leaderboards.exports import standings_export_csv, standings_export_parquet
 from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get
 

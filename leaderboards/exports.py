@@ -1,4 +1,5 @@
-"""Exports of a closed season's archived standings for the analytics warehouse."""
+"""Exports of a closed season's archived standings for the analytics warehouse (the command
+`export_standings` and the seasons admin's actions, through seasons/archive_exports.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from config.errors import Conflict
+from config.building_blocks.errors import Conflict
+from seasons.models import Season, SeasonState
 
-from .models import ArchivedStanding, Season, SeasonState
+from .models import ArchivedStanding
 
 COLUMNS = (
     "board",

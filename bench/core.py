@@ -1,0 +1,201 @@
+"""The foundation every bench program stands on: its options, its run (signals, errors, exit
+codes), its phases (each timed, a failure recorded instead of fatal) and its report (JSON beside
+a Markdown table), with the latency summaries and number formats they share."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import redis
+
+from scripts.processes import ROOT, ServiceError, Timeout
+
+RESULTS = ROOT / "bench" / "results"
+# The points of every latency curve in the results (wrk prints the same ones, see wrk/report.lua).
+CURVE_PERCENTILES = (1, 5, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95, 97.5, 99, 99.5, 99.9)
+
+
+class BenchError(Exception):
+    """A condition the harness can explain to whoever runs it."""
+
+
+def say(message: str, program: str = "bench") -> None:
+    print(f"[{program}] {message}", flush=True)
+
+
+# --- Options: (flag, default, help[, tiny default]); the type is the default's (a flag if False,
+# a choice of one or more if a list) ----------------------------------------------------------
+
+
+def options_parse(
+    prog: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None
+) -> argparse.Namespace:
+    """The program's options; with `--tiny` among them, each option's tiny default (the fourth
+    item) applies unless the option is given."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
+    tiny_defaults = {}
+    for flag, default, help_text, *tiny in options:
+        if default is False:
+            parser.add_argument(flag, action="store_true", help=help_text)
+            continue
+        if isinstance(default, list):
+            parser.add_argument(flag, nargs="+", choices=default, default=default, help=help_text)
+            continue
+        kind = type(default) if default is not None else str
+        if tiny:
+            tiny_defaults[flag.lstrip("-").replace("-", "_")] = (default, tiny[0])
+            default = None
+        parser.add_argument(flag, type=kind, default=default, help=help_text)
+    args = parser.parse_args(argv)
+    for name, (full, small) in tiny_defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, small if getattr(args, "tiny", False) else full)
+    args.error = parser.error
+    return args
+
+
+def output_option(results_file: str) -> tuple[tuple[Any, ...], ...]:
+    """--seed and --output, the options every side benchmark takes."""
+    return (
+        ("--seed", 1, "seed of the generated players"),
+        ("--output", RESULTS / results_file, f"results file (bench/results/{results_file})"),
+    )
+
+
+# --- A run ---------------------------------------------------------------------------------------
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM and SIGHUP unwind like Ctrl-C, so every `finally` and `with` cleans up."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGHUP, handler)
+
+
+def program(name: str, body: Callable[[], int | None]) -> int:
+    """Run a bench program's body: 2 on an error it can explain, 130 on Ctrl-C or SIGTERM."""
+    stop_on_sigterm()
+    try:
+        return body() or 0
+    except (BenchError, ServiceError, Timeout, redis.RedisError) as exc:
+        print(f"[{name}] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def json_write(result: dict[str, Any], *paths: Path) -> None:
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+
+
+def now_stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Phases:
+    """Times each phase into `results` and records its failure instead of losing the whole run
+    to it (unless `fatal`)."""
+
+    def __init__(self, results: dict[str, Any]) -> None:
+        self.results = results
+        results.setdefault("phases", {})
+        results.setdefault("errors", [])
+
+    @contextmanager
+    def phase(self, name: str, *, fatal: bool = False) -> Iterator[None]:
+        say(f"{name} ...")
+        started, load_before = time.perf_counter(), os.getloadavg()[0]
+        try:
+            yield
+        except Exception as exc:
+            self.results["errors"].append({"phase": name, "error": f"{type(exc).__name__}: {exc}"})
+            say(f"{name} FAILED: {type(exc).__name__}: {exc}")
+            traceback.print_exc()
+            if fatal:
+                raise
+        finally:
+            self.results["phases"][name] = {
+                "seconds": round(time.perf_counter() - started, 2),
+                "load_average_1m_before": round(load_before, 2),
+                "load_average_1m_after": round(os.getloadavg()[0], 2),
+            }
+
+
+# --- Figures -------------------------------------------------------------------------------------
+
+
+def percentile(ordered: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending sequence (p in 0..100)."""
+    if not ordered:
+        return 0.0
+    index = max(0, math.ceil(p / 100 * len(ordered)) - 1)
+    return float(ordered[min(index, len(ordered) - 1)])
+
+
+def latency_summary(samples_ms: Sequence[float], *, curve: bool = True) -> dict[str, Any]:
+    """p50/p90/p99/max/mean of samples in milliseconds, and the curve for the charts."""
+    ordered = sorted(samples_ms)
+    if not ordered:
+        return {"samples": 0}
+    summary: dict[str, Any] = {"samples": len(ordered)}
+    for p in (50, 90, 99):
+        summary[f"p{p}_ms"] = round(percentile(ordered, p), 4)
+    summary.update(max_ms=round(ordered[-1], 4), mean_ms=round(sum(ordered) / len(ordered), 4))
+    if curve:
+        summary["curve_ms"] = [[p, round(percentile(ordered, p), 4)] for p in CURVE_PERCENTILES]
+    return summary
+
+
+def get(data: Any, *path: str) -> Any:
+    """data[path[0]][path[1]]..., or None where a step is missing."""
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def n(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}" if isinstance(value, int | float) else str(value)
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def pct(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio * 100:,.0f}%"
+
+
+def share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2%}"
+
+
+def table(header: str, align: str, rows: Sequence[Sequence[Any]]) -> list[str]:
+    """A Markdown table: `header` and `align` with cells split by `|` (align: `l` or `r` a
+    column), then one line a row."""
+    cells = [cell.strip() for cell in header.split("|")]
+    rule = "".join("---|" if a == "l" else "---:|" for a in align)
+    lines = ["| " + " | ".join(cells) + " |", "|" + rule]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]

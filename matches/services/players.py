@@ -1,0 +1,49 @@
+"""Players' profiles: a game server (or an operator) creates a player or changes their name
+and avatar; the ranking store forgets its cached copies once the change commits."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from config.building_blocks.errors import Forbidden
+
+from .. import outbox
+from ..models import MatchResult, Player
+
+
+def player_upsert(
+    *,
+    player_id: str,
+    display_name: str | None = None,
+    avatar_url: str | None = None,
+    allowed_boards: frozenset[str] | None = None,
+) -> tuple[Player, bool]:
+    """Create a player's profile or change the fields given; returns it and whether it is new.
+
+    `allowed_boards` is the posting key's scope (None: every board). A key limited to some
+    boards may write only the profile of a player with a result on one of them, so one game's
+    server cannot rename another game's players; a new player's profile is then written after
+    their first result. Results are never deleted, so a player once in scope stays in it."""
+    if allowed_boards is not None and not (
+        MatchResult.objects.filter(player_id=player_id, board__slug__in=allowed_boards).exists()
+    ):
+        raise Forbidden(
+            f"This game-server key may not change player '{player_id}': they have no result "
+            "on its boards.",
+            code="player_not_in_scope",
+        )
+    changes = {
+        name: value
+        for name, value in (("display_name", display_name), ("avatar_url", avatar_url))
+        if value is not None
+    }
+    with transaction.atomic():
+        player, created = Player.objects.select_for_update().get_or_create(
+            player_id=player_id, defaults=changes
+        )
+        if changes and not created:
+            for name, value in changes.items():
+                setattr(player, name, value)
+            player.save(update_fields=[*changes, "updated_at"])
+        transaction.on_commit(lambda: outbox.profiles_committed([player_id]))
+    return player, created

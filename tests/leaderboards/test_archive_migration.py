@@ -1,0 +1,144 @@
+"""The archive's move from seasons to leaderboards (seasons 0012, leaderboards 0002) changes
+Django's state only: on a database of the previous schema with an archive in it, every row,
+index and constraint stays as it was, the new models read the rows, and the permissions granted
+on the archive follow it."""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from leaderboards.models import ArchivedStanding, SeasonReward
+from seasons.models import SeasonState
+from tests.factories import PlayerFactory, SeasonFactory
+
+# The leaves of the two apps before the move.
+BEFORE_THE_MOVE = [("seasons", "0011_operator_permissions"), ("leaderboards", "0001_initial")]
+TABLES = ("seasons_archivedstanding", "seasons_seasonreward")
+
+
+def _migrate(targets: list[tuple[str, str]] | None = None) -> None:
+    """Migrate to `targets`, or to the latest migrations with None."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(targets or executor.loader.graph.leaf_nodes())
+    ContentType.objects.clear_cache()
+
+
+@pytest.fixture
+def before_the_move(transactional_db: None) -> Iterator[None]:
+    """The database as the previous schema left it; migrated to the latest at the end."""
+    _migrate(BEFORE_THE_MOVE)
+    try:
+        yield
+    finally:
+        _migrate()
+
+
+def _schema() -> list[tuple[str, str]]:
+    """The archive tables' indexes and constraints, by name and definition."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s)"
+            " UNION ALL SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conrelid IN (SELECT oid FROM pg_class WHERE relname = ANY(%s))"
+            " ORDER BY 1",
+            [list(TABLES), list(TABLES)],
+        )
+        return cursor.fetchall()
+
+
+def test_the_archive_moves_to_leaderboards_with_its_rows_and_permissions(before_the_move):
+    # Given an archived standing with a note and a reward, written as the old close wrote them,
+    season = SeasonFactory(state=SeasonState.CLOSED)
+    PlayerFactory(player_id="p1")
+    reached_at = datetime(2026, 11, 3, 12, 0, 7, tzinfo=UTC)
+    awarded_at = datetime(2026, 11, 4, 0, 0, 1, tzinfo=UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO seasons_archivedstanding"
+            " (season_id, rank, competition_rank, player_id, points, reached_at, note)"
+            " VALUES (%s, 1, 1, 'p1', 420, %s, 'voided m7') RETURNING id",
+            [season.pk, reached_at],
+        )
+        standing_id = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO seasons_seasonreward"
+            " (season_id, player_id, rank, reward_code, awarded_at)"
+            " VALUES (%s, 'p1', 1, 'gold', %s) RETURNING id",
+            [season.pk, awarded_at],
+        )
+        reward_id = cursor.fetchone()[0]
+    # and the archive's content type as the seasons app had it, a permission on it granted.
+    assert not ContentType.objects.filter(app_label="leaderboards", model="archivedstanding")
+    seasons_archive, _ = ContentType.objects.get_or_create(
+        app_label="seasons", model="archivedstanding"
+    )
+    may_view, _ = Permission.objects.get_or_create(
+        content_type=seasons_archive,
+        codename="view_archivedstanding",
+        defaults={"name": "Can view archived standing"},
+    )
+    Group.objects.create(name="analysts").permissions.add(may_view)
+    schema_before = _schema()
+
+    # When the database is migrated across the move,
+    _migrate()
+
+    # then the rows read through the new models as they were written,
+    standing = ArchivedStanding.objects.get(pk=standing_id)
+    assert (
+        standing.season_id,
+        standing.rank,
+        standing.competition_rank,
+        standing.player_id,
+        standing.points,
+        standing.reached_at,
+        standing.note,
+    ) == (season.pk, 1, 1, "p1", 420, reached_at, "voided m7")
+    reward = SeasonReward.objects.get(pk=reward_id)
+    assert (reward.season_id, reward.player_id, reward.rank, reward.reward_code) == (
+        season.pk,
+        "p1",
+        1,
+        "gold",
+    )
+    assert reward.awarded_at == awarded_at
+    assert list(season.rewards.values_list("pk", flat=True)) == [reward_id]
+    # the tables, indexes and constraints are the ones the previous schema made,
+    assert (ArchivedStanding._meta.db_table, SeasonReward._meta.db_table) == TABLES
+    assert _schema() == schema_before
+    assert [name for name, _ in schema_before] == [
+        "archive_player",
+        "archive_unique_player",
+        "archive_unique_player",
+        "archive_unique_rank",
+        "reward_once_per_season",
+        "reward_once_per_season",
+        "reward_unique_rank",
+        "reward_unique_rank",
+        "seasons_archivedstanding_competition_rank_check",
+        "seasons_archivedstanding_pkey",
+        "seasons_archivedstanding_pkey",
+        "seasons_archivedstanding_rank_check",
+        "seasons_seasonreward_pkey",
+        "seasons_seasonreward_pkey",
+        "seasons_seasonreward_player_id_a24888b0",
+        "seasons_seasonreward_player_id_a24888b0_fk_matches_p",
+        "seasons_seasonreward_player_id_a24888b0_like",
+        "seasons_seasonreward_rank_check",
+        "seasons_seasonreward_season_id_cf4c943d",
+        "seasons_seasonreward_season_id_cf4c943d_fk_seasons_season_id",
+    ]
+    # and the permission granted on the archive is the leaderboards app's now.
+    may_view.refresh_from_db()
+    assert may_view.content_type.app_label == "leaderboards"
+    assert not ContentType.objects.filter(app_label="seasons", model="archivedstanding").exists()
+    assert Group.objects.get(name="analysts").permissions.get().natural_key() == (
+        "view_archivedstanding",
+        "leaderboards",
+        "archivedstanding",
+    )
