@@ -1,14 +1,15 @@
-"""Admin view of the mirror's health (every reconciliation run and what it repaired), and the
-periodic tasks' admin with its actions behind the change permission."""
+"""Admin views of what this app keeps: closed seasons' archived standings and rewards (read
+only), the mirror's health (every reconciliation run and what it repaired), and the periodic
+tasks' admin with its actions behind the change permission."""
 
 from django.contrib import admin
 from django.http import HttpRequest
 from django_celery_beat.admin import PeriodicTaskAdmin
 from django_celery_beat.models import PeriodicTask
 
-from config.admin import ReadOnlyAdmin
+from config.building_blocks.admin import ReadOnlyAdmin
 
-from .models import ReconciliationRun
+from .models import ArchivedStanding, ReconciliationRun, SeasonReward
 
 # django-celery-beat's changelist actions, which declare no permission: Django would offer them
 # to any account that may view the tasks.
@@ -21,6 +22,22 @@ class ReconciliationRunAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "season__board")
     list_select_related = ("season", "season__board")
     search_fields = ()
+
+
+@admin.register(ArchivedStanding)
+class ArchivedStandingAdmin(ReadOnlyAdmin):
+    list_display = ("season", "rank", "player", "points", "reached_at", "note")
+    list_filter = ("season__board", "season")
+    list_select_related = ("season", "season__board")
+    # The newest season first, each from its first rank (the archive's unique (season, rank)).
+    ordering = ("-season_id", "rank")
+
+
+@admin.register(SeasonReward)
+class SeasonRewardAdmin(ReadOnlyAdmin):
+    list_display = ("season", "rank", "player", "reward_code", "awarded_at")
+    list_filter = ("season__board", "season", "reward_code")
+    list_select_related = ("season", "season__board")
 
 
 admin.site.unregister(PeriodicTask)

@@ -1,4 +1,5 @@
-"""Public leaderboard reads: top, a player's rank, around-me, and many players' ranks."""
+"""Public leaderboard reads: top, a player's rank, around-me, many players' ranks, a player's
+seasons, and a closed season's rewards."""
 
 from __future__ import annotations
 
@@ -12,20 +13,27 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import (
+from config.building_blocks.api import (
     PLAYER_ID_PATH,
     SEASON_QUERY,
+    SLUG_PATH,
     StrictCharField,
     StrictSerializer,
+    validate_query,
 )
-from config.errors import InvalidInput, NotFound
-from config.player_ids import check_player_id, player_id_field_validator
-from config.slugs import slug_allowed, slug_validator
-from seasons.api import BOARD_QUERY
-from seasons.models import Season
-from seasons.selectors import season_for_read
+from config.building_blocks.errors import InvalidInput, NotFound
+from config.building_blocks.player_ids import (
+    OPTIONAL_PLAYER_ID_PATTERN,
+    PLAYER_ID_PATTERN,
+    check_player_id,
+    player_id_field_validator,
+)
+from config.building_blocks.slugs import slug_allowed, slug_validator
+from seasons.api import BOARD_QUERY, BoardQuery
+from seasons.models import DEFAULT_BOARD, Season
+from seasons.selectors import season_for_read, season_get
 
-from . import selectors
+from . import heals, history, selectors, top_answers
 
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
 
@@ -177,7 +185,18 @@ def not_ranked(player_id: str, season: Season, *, banned: bool = False) -> NotFo
     )
 
 
-class TopView(APIView):
+class StandingsReadView(APIView):
+    """A read of a season's standings. One that finds them lost answers 503 (the exception
+    handler) and asks for their rebuild: a season that stands still gets no mirror write to
+    find it so (at most one rebuild a while, heals.py)."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, selectors.SeasonStandingsLost):
+            heals.season_heal_queue_for_read(season_id=exc.season_id)
+        return super().handle_exception(exc)
+
+
+class TopView(StandingsReadView):
     @extend_schema(
         parameters=[
             *_SEASON_PARAMS,
@@ -204,14 +223,14 @@ class TopView(APIView):
         season = _season(query)
         # The shared answer's body is the answer (TopOut documents it), rendered once for every
         # process and reader of the moment.
-        answer = selectors.top_answer(
+        answer = top_answers.top_answer(
             season=season,
             offset=query["offset"],
             limit=query["limit"],
             rank_style=query["rank_style"],
         )
-        headers = selectors.top_answer_headers(answer)
-        if selectors.top_answer_matches(answer, request.headers.get("If-None-Match")):
+        headers = top_answers.top_answer_headers(answer)
+        if top_answers.top_answer_matches(answer, request.headers.get("If-None-Match")):
             response = HttpResponseNotModified()
         else:
             response = HttpResponse(answer.body, content_type="application/json")
@@ -220,7 +239,7 @@ class TopView(APIView):
         return response
 
 
-class PlayerRankView(APIView):
+class PlayerRankView(StandingsReadView):
     @extend_schema(
         parameters=[*_SEASON_PARAMS, PLAYER_ID_PATH],
         responses=PlayerRankOut,
@@ -242,7 +261,7 @@ class PlayerRankView(APIView):
         return Response(standing)
 
 
-class AroundView(APIView):
+class AroundView(StandingsReadView):
     @extend_schema(
         parameters=[
             *_SEASON_PARAMS,
@@ -268,7 +287,7 @@ class AroundView(APIView):
         return Response(around)
 
 
-class RanksView(APIView):
+class RanksView(StandingsReadView):
     @extend_schema(
         parameters=_SEASON_PARAMS,
         request=RanksIn,
@@ -313,7 +332,7 @@ class PlayerSeasonsOut(serializers.Serializer):
     seasons = PlayerSeasonRowOut(many=True)
 
 
-class PlayerSeasonsView(APIView):
+class PlayerSeasonsView(StandingsReadView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
         responses=PlayerSeasonsOut,
@@ -323,3 +342,64 @@ class PlayerSeasonsView(APIView):
         check_player_id(player_id)
         rows = selectors.player_seasons(player_id=player_id)
         return Response(PlayerSeasonsOut({"player_id": player_id, "seasons": rows}).data)
+
+
+class RewardOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    rank = serializers.IntegerField()
+    reward_code = serializers.CharField()
+    awarded_at = serializers.DateTimeField()
+
+
+class RewardsOut(serializers.Serializer):
+    board = serializers.CharField()
+    season = serializers.CharField()
+    rewards = RewardOut(many=True)
+    next_offset = serializers.IntegerField(
+        allow_null=True, help_text="The offset of the next page; null after the last one."
+    )
+
+
+REWARDS_PAGE_MAX = 1000
+
+
+class RewardsQuery(BoardQuery):
+    player_id = serializers.RegexField(PLAYER_ID_PATTERN, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
+    offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
+
+
+class SeasonRewardsView(APIView):
+    @extend_schema(
+        parameters=[
+            BOARD_QUERY,
+            SLUG_PATH,
+            OpenApiParameter(
+                "player_id", str, pattern=OPTIONAL_PLAYER_ID_PATTERN, description="One player."
+            ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": REWARDS_PAGE_MAX},
+                description=f"Rewards per page, 1-{REWARDS_PAGE_MAX:,}, default 100.",
+            ),
+            OpenApiParameter(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 2**31},
+                description="Rewards to skip, default 0 (`next_offset` of the previous page).",
+            ),
+        ],
+        responses=RewardsOut,
+        summary="The rewards of a closed season, by rank, a page at a time",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        query = validate_query(RewardsQuery, request.query_params)
+        season = season_get(board_slug=query.get("board") or DEFAULT_BOARD, season_slug=slug)
+        page = history.season_rewards(
+            season=season,
+            offset=query["offset"],
+            limit=query["limit"],
+            player_id=query.get("player_id"),
+        )
+        return Response(
+            RewardsOut({"board": season.board.slug, "season": season.slug, **page}).data
+        )

@@ -6,14 +6,20 @@ class LeaderboardsConfig(AppConfig):
     verbose_name = "Leaderboards"
 
     def ready(self) -> None:
+        # Imported here, as Django's documentation has it: this module is loaded while the app
+        # registry is being filled, before any model may be imported.
+        from matches import archive_notes as match_archive_notes
         from matches import outbox
+        from seasons import archive_exports as season_archive_exports
         from seasons import jobs as season_jobs
         from seasons import previews as season_previews
         from seasons import visibility as season_visibility
 
-        from . import live, metrics, rewards, selectors, tasks
+        from . import archive_notes, exports, heals, live, metrics, rewards, selectors, tasks
 
         metrics.register()
+        # Whoever finds a season's standings lost asks for its rebuild through heals.py.
+        heals.connect(queue=tasks.queue_season_heal)
         # The write path below this app hands committed standings, bans and profile changes
         # over here.
         outbox.connect(
@@ -28,3 +34,10 @@ class LeaderboardsConfig(AppConfig):
         season_previews.connect(rewards=rewards.season_rewards_preview)
         # Hiding a board closes the live sockets on its seasons (seasons/visibility.py).
         season_visibility.connect(board_hidden=live.board_hidden)
+        # The archive is this app's: the seasons admin exports it through
+        # seasons/archive_exports.py, and a void after a close notes it through
+        # matches/archive_notes.py.
+        season_archive_exports.connect(
+            csv=exports.standings_export_csv, parquet=exports.standings_export_parquet
+        )
+        match_archive_notes.connect(note=archive_notes.archived_standing_note)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seasons.models import ArchivedStanding, Season
+from seasons.models import Season
 from seasons.scoring import composite_for
 
+from .models import ArchivedStanding
 from .store import Standing
 
 _FIELDS = ("player_id", "rank", "competition_rank", "points", "reached_at")

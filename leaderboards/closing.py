@@ -25,7 +25,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from config.errors import Conflict
+from config.building_blocks.errors import Conflict
 from seasons.locks import SeasonBusy, season_job
 from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
 from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql

@@ -16,10 +16,10 @@ from django.http import QueryDict
 from redis.exceptions import RedisError
 from rest_framework import serializers
 
-from config.api import StrictCharField, StrictSerializer, validate_query
-from config.errors import DomainError, InvalidInput, Unavailable
-from config.player_ids import player_id_field_validator
-from config.throttles import scope_client_address
+from config.building_blocks.api import StrictCharField, StrictSerializer, validate_query
+from config.building_blocks.errors import DomainError, InvalidInput, Unavailable
+from config.building_blocks.player_ids import player_id_field_validator
+from config.building_blocks.throttles import scope_client_address
 from seasons.selectors import season_for_read
 
 from . import live

@@ -33,10 +33,10 @@ from django.db import close_old_connections
 from django_prometheus.middleware import Metrics
 from rest_framework.exceptions import Throttled
 
-from config.caching import RecentAnswers
-from config.errors import DomainError, api_error
-from config.player_ids import check_player_id
-from config.throttles import (
+from config.building_blocks.caching import RecentAnswers
+from config.building_blocks.errors import DomainError, api_error
+from config.building_blocks.player_ids import check_player_id
+from config.building_blocks.throttles import (
     Decision,
     arate_limit_add,
     public_read_take,
@@ -46,7 +46,7 @@ from config.throttles import (
 from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
-from . import read_your_writes, selectors, store
+from . import read_your_writes, selectors, store, top_answers
 from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
 
 logger = logging.getLogger(__name__)
@@ -182,8 +182,8 @@ async def _read(
         )
         return 200, [], selectors.json_body(data).encode()
     answer = await _top(season, query)
-    extra = selectors.top_answer_headers(answer)
-    if selectors.top_answer_matches(answer, headers.get(b"if-none-match", "")):
+    extra = top_answers.top_answer_headers(answer)
+    if top_answers.top_answer_matches(answer, headers.get(b"if-none-match", "")):
         return 304, extra, b""
     return 200, extra, answer.body.encode()
 
@@ -203,8 +203,8 @@ def _on_a_thread(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     return sync_to_async(as_a_request, thread_sensitive=False)
 
 
-_top_answer = _on_a_thread(selectors.top_answer)
-_top_answer_renewed = _on_a_thread(selectors.top_answer_renewed)
+_top_answer = _on_a_thread(top_answers.top_answer)
+_top_answer_renewed = _on_a_thread(top_answers.top_answer_renewed)
 # Uncached: this route keeps its own seasons (below), renewed in the background.
 _season_get = _on_a_thread(season_get)
 
@@ -295,9 +295,9 @@ async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:
         return await _top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
     page = {"season": season, "offset": offset, "limit": limit, "rank_style": rank_style}
     key = ("top", season.pk, offset, limit, rank_style)
-    answer = selectors.top_pages_cache.peek(key[1:])
+    answer = top_answers.top_pages_cache.peek(key[1:])
     if answer is not None and answer.expires_at_ms > int(time.time() * 1000):
-        if selectors.top_answer_renewing_due(answer):
+        if top_answers.top_answer_renewing_due(answer):
             _once.soon(key, lambda: _top_answer_renewed(**page))
         return answer
     return await _once.run(key, lambda: _top_answer_renewed(**page))

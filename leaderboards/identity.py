@@ -3,7 +3,7 @@
 Season ids repeat from one database to the next (a database dropped and created again, a backup
 restored into a new one, a second deployment), so Redis must not take an earlier database's
 standings for this one's. The store records this identity in Redis and in each season's "whole"
-marker (leaderboards/store.py, "The database mirrored") and trusts only what carries it.
+marker (leaderboards/store/database.py) and trusts only what carries it.
 """
 
 from __future__ import annotations

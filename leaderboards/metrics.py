@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from datetime import timedelta
 
 from amqp.exceptions import ChannelError
 from django.db.models import Sum
+from django.utils import timezone
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from config.celery import app
+
+from .models import ReconciliationRun
+from .services import mirror_lag_seconds
 
 logger = logging.getLogger(__name__)
 
 
 def celery_queue_depth(queue: str = "celery") -> int | None:
-    from config.celery import app
-
     try:
         with app.connection_for_read() as connection:
             connection.ensure_connection(max_retries=1, timeout=1)
@@ -37,12 +42,6 @@ def celery_queue_depth(queue: str = "celery") -> int | None:
 
 def reconciliation_drift() -> int:
     """Drift found by the latest reconciliation of each season (last 10 minutes)."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from .models import ReconciliationRun
-
     recent = ReconciliationRun.objects.filter(
         finished_at__gte=timezone.now() - timedelta(minutes=10)
     )
@@ -56,8 +55,6 @@ class LeaderboardCollector(Collector):
         return []
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from .services import mirror_lag_seconds
-
         try:
             lag = mirror_lag_seconds()
             drift = reconciliation_drift()

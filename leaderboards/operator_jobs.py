@@ -4,7 +4,7 @@ Each job gets an id when asked for, carried in its message. Asking again while a
 kind waits or runs for the season (a double click) queues nothing; a delivery of a message
 whose job already ran (the broker delivers a message again once it was held past its
 visibility timeout) does nothing, so the job's effects and its audit row happen once. The
-claims are Redis keys of the season (store.py, "Operators' jobs").
+claims are Redis keys of the season (store/claims.py).
 """
 
 from __future__ import annotations

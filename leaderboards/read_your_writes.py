@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from cachetools import TTLCache
 from django.conf import settings
 
-from config.redis import replicas_configured
+from config.building_blocks.redis import replicas_configured
 
 # Players remembered at once: a process's results of a few seconds at the design's 6,000 a second.
 _ENTRIES = 100_000

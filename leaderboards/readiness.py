@@ -1,6 +1,7 @@
 """The readiness probe (/readyz): this deployment can take traffic when PostgreSQL, the ranking
 store's Redis and the broker answer and the mirror is not too far behind. Its answer is shared
-between probes like the other probes' (config/health.py); config/urls.py mounts it at the root.
+between probes like the other probes' (config/building_blocks/health.py); config/urls.py mounts it
+at the root.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
-from config.health import probe_answer
+from config.building_blocks.health import probe_answer
+from config.celery import app
 
 from . import store
 from .services import mirror_lag_seconds
@@ -28,8 +30,6 @@ def _postgres() -> bool:
 
 
 def _broker() -> bool:
-    from config.celery import app
-
     with app.connection_for_write() as broker:
         broker.ensure_connection(max_retries=1, timeout=2)
     return True

@@ -293,7 +293,7 @@ def _live_seasons() -> Iterable[Season]:
 def seasons_reconcile(*, now: datetime | None = None) -> int:
     """Reconcile every season not closed yet; returns the drift found."""
     # Redis holding another database's standings now (brought back from elsewhere) loses them
-    # before anything of them is compared or kept (store.py, "The database mirrored").
+    # before anything of them is compared or kept (store/database.py).
     store.identity_claim()
     drift = 0
     for season in _live_seasons():

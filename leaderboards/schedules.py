@@ -9,9 +9,12 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Mirror committed results not yet in Redis": ("leaderboards.tasks.sweep_unmirrored", 5),
     "Refresh boards for bans not yet in Redis": ("leaderboards.tasks.sweep_player_refreshes", 5),
     "Create upcoming seasons from board schedules": ("seasons.tasks.plan_seasons", 60),
-    "Close seasons whose grace period is over": ("seasons.tasks.close_due_seasons", 60),
+    "Close seasons whose grace period is over": ("leaderboards.tasks.close_due_seasons", 60),
     "Reconcile Redis with PostgreSQL": ("leaderboards.tasks.reconcile", 60),
-    "Remove expired Redis keys of closed seasons": ("seasons.tasks.remove_expired_standings", 3600),
+    "Remove expired Redis keys of closed seasons": (
+        "leaderboards.tasks.remove_expired_standings",
+        3600,
+    ),
     "Sample active players' ranks for the rank charts": ("pages.tasks.sample_ranks", 300),
     "Lift temporary bans that ended": ("matches.tasks.unban_expired_players", 60),
 }

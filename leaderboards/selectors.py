@@ -1,14 +1,15 @@
-"""Reads of the live leaderboard: top, a player's rank, around-me and friends' ranks.
+"""Reads of the leaderboard: a player's rank, around-me, friends' ranks and seasons, and the
+entries and shapes every answer is made of (the top pages, shared between processes and kept
+by HTTP caches, are top_answers.py's).
 
 Ranks come from the season's ZSET (ZREVRANK and friends), never from counting rows; names and
-avatars come from the profile cache, one round trip for the whole page.
+avatars come from the profile cache, one round trip for the whole page. A read that finds a
+season's standings lost raises SeasonStandingsLost; it never asks for their rebuild itself.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import logging
 import math
 import time
@@ -21,28 +22,18 @@ from typing import Any, NamedTuple
 import redis
 from django.conf import settings
 from django.utils import timezone
-from django.utils.http import http_date
 from rest_framework.renderers import JSONRenderer
 
-from config.caching import RecentAnswers
 from matches.models import Player, PlayerTotal
 from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.scoring import points_of
-from seasons.selectors import player_history
 
 from . import archive, read_your_writes, store
+from .history import player_history
 
 logger = logging.getLogger(__name__)
 
 RANK_STYLES = ("ordinal", "competition")
-
-# Top pages each process reuses until they go stale (LEADERBOARD_TOP_CACHE_SECONDS, at most a
-# second): built once for every process (see top_answer), then read from memory. At most
-# LEADERBOARD_TOP_CACHE_ENTRIES, so a crawler of deep pages only turns the oldest out.
-top_pages_cache: RecentAnswers[store.SharedAnswer] = RecentAnswers(
-    seconds=lambda: settings.LEADERBOARD_TOP_CACHE_SECONDS,
-    maxsize=lambda: settings.LEADERBOARD_TOP_CACHE_ENTRIES,
-)
 
 
 # The profile cache (in Redis, shared by every process; keys in store.py) holds [generation,
@@ -155,21 +146,26 @@ def standings_whole_required(season: Season) -> bool:
     return False
 
 
-def rebuild_asked_when_lost(read: Callable[..., Any], season_id: int) -> Callable[..., Any]:
-    """`read`, which when it finds the season's standings lost (a 503) asks for their rebuild:
-    a season that stands still gets no mirror write to find it so (at most one rebuild a
-    while: services.season_heal_queue)."""
+class SeasonStandingsLost(store.StandingsNotWhole):
+    """A read found the season's standings lost with their Redis (answered 503 meanwhile). A
+    read only raises: whoever serves the request asks for the rebuild (heals.py), since a
+    season that stands still gets no mirror write to find it so."""
+
+    def __init__(self, season_id: int, found: str) -> None:
+        super().__init__(found)
+        self.season_id = season_id
+
+
+def season_lost_raised(read: Callable[..., Any], season_id: int) -> Callable[..., Any]:
+    """`read`, which raises SeasonStandingsLost, naming the season, where the store's read finds
+    its standings not whole."""
 
     @functools.wraps(read)
     def reading(*args: Any, **kwargs: Any) -> Any:
         try:
             return read(*args, **kwargs)
-        except store.StandingsNotWhole:
-            # services imports the live package, whose reading imports this module.
-            from .services import season_heal_queue
-
-            season_heal_queue(season_id=season_id)
-            raise
+        except store.StandingsNotWhole as exc:
+            raise SeasonStandingsLost(season_id, str(exc)) from exc
 
     return reading
 
@@ -207,7 +203,7 @@ def standings_source(season: Season) -> StandingsSource:
         read_many=partial(store.read_many, season.pk, shards=season.shards, whole=whole),
     )
     # Even a season never marked whole: a set found marked by another database is rebuilt.
-    return StandingsSource(*(rebuild_asked_when_lost(read, season.pk) for read in reads))
+    return StandingsSource(*(season_lost_raised(read, season.pk) for read in reads))
 
 
 def _own_read(
@@ -252,74 +248,6 @@ def standing_entries(
     return entries
 
 
-def _now_ms() -> int:
-    return int(timezone.now().timestamp() * 1000)
-
-
-def top_answer(
-    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
-) -> store.SharedAnswer:
-    """Ranks offset+1 .. offset+limit as the API's JSON body, with its validator.
-
-    Built about once per LEADERBOARD_TOP_CACHE_SECONDS for every process: shared in Redis
-    (top_answer_renewed) and kept in each process's memory until it goes stale. So millions of
-    readers of the top 100 cost a build a second in all and a Redis read a second per process,
-    and any HTTP cache in front can keep the answer for the same window (top_answer_headers)."""
-    if settings.LEADERBOARD_TOP_CACHE_SECONDS <= 0:
-        return _top_build(season, offset, limit, rank_style, seconds=0)
-    answer = top_pages_cache.peek((season.pk, offset, limit, rank_style))
-    if answer is not None and answer.expires_at_ms > _now_ms():
-        return answer
-    return top_answer_renewed(season=season, offset=offset, limit=limit, rank_style=rank_style)
-
-
-def top_answer_renewing_due(answer: store.SharedAnswer) -> bool:
-    """Past half its life: time to renew it, so a new one is ready before this one is stale."""
-    return answer.expires_at_ms - _now_ms() <= (answer.expires_at_ms - answer.built_at_ms) // 2
-
-
-def top_answer_renewed(
-    *, season: Season, offset: int, limit: int, rank_style: str
-) -> store.SharedAnswer:
-    """The shared answer while it has more than half its life left, else a new one built and
-    shared in its place (a process builds when its own copy is half-way: readers never wait
-    for one; two processes half-way at the same moment may both build, the later one stays);
-    kept in this process's memory either way."""
-    shared_key = store.top_answer_key(season.pk, offset=offset, limit=limit, rank_style=rank_style)
-    answer = store.shared_answer_get(shared_key)
-    if answer is None or top_answer_renewing_due(answer):
-        answer = _top_build(
-            season, offset, limit, rank_style, seconds=settings.LEADERBOARD_TOP_CACHE_SECONDS
-        )
-        store.shared_answer_put(shared_key, answer)
-    top_pages_cache.put((season.pk, offset, limit, rank_style), answer)
-    return answer
-
-
-def _top_build(
-    season: Season, offset: int, limit: int, rank_style: str, *, seconds: float
-) -> store.SharedAnswer:
-    total, standings = standings_source(season).read_page(
-        offset=offset, limit=limit, competition=rank_style == "competition"
-    )
-    now = timezone.now()
-    body = json_body(
-        top_page(
-            season,
-            as_of=now,
-            total_players=total,
-            entries=standing_entries(season, standings, rank_style),
-        )
-    )
-    built_at_ms = int(now.timestamp() * 1000)
-    return store.SharedAnswer(
-        body=body,
-        etag='"' + hashlib.blake2b(body.encode(), digest_size=12).hexdigest() + '"',
-        built_at_ms=built_at_ms,
-        expires_at_ms=built_at_ms + int(seconds * 1000),
-    )
-
-
 def top_page(
     season: Season, *, as_of: datetime, total_players: int, entries: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -336,34 +264,6 @@ def top_page(
 def json_body(data: Any) -> str:
     """The API's JSON, exactly as its renderer writes it (whichever server answers)."""
     return JSONRenderer().render(data).decode()
-
-
-def top_answer_headers(answer: store.SharedAnswer) -> list[tuple[str, str]]:
-    """Cache-Control and validators that let any HTTP cache keep the answer while it is fresh
-    here (a stale-by-then answer gets max-age=0) and revalidate it with If-None-Match."""
-    left_ms = answer.expires_at_ms - _now_ms()
-    max_age = max(0, -(-left_ms // 1000))
-    return [
-        ("Cache-Control", f"public, max-age={max_age}"),
-        ("ETag", answer.etag),
-        ("Last-Modified", http_date(answer.built_at_ms / 1000)),
-    ]
-
-
-def top_answer_matches(answer: store.SharedAnswer, if_none_match: str | None) -> bool:
-    """Whether the client's If-None-Match names this answer (answered 304, no body)."""
-    if not if_none_match:
-        return False
-    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
-    return answer.etag in tags or "*" in tags
-
-
-def leaderboard_top(
-    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
-) -> dict[str, Any]:
-    """The top page as data (the player pages), read from the same shared answer as the API."""
-    answer = top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
-    return json.loads(answer.body)
 
 
 def percentile_of(rank: int, total: int) -> float:
@@ -479,7 +379,7 @@ def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[
     running = []
     for total in totals:
         season = total.season
-        size, standing = store.read_rank(
+        size, standing = season_lost_raised(store.read_rank, season.pk)(
             season.pk,
             player_id,
             shards=season.shards,

@@ -26,7 +26,7 @@ from seasons.locks import season_job
 from seasons.models import Season, SeasonState
 from seasons.scoring import composite_for, composite_sql
 
-from . import live, store
+from . import heals, live, store
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +34,6 @@ REBUILD_CHUNK = 20000
 # The sweep leaves younger outbox rows to the tasks already queued for them.
 SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
-# A season found lost is rebuilt once in this long, however many writes and runs find it so.
-HEAL_CLAIM_SECONDS = 60
 # Bans' refreshes one sweep applies at most (each is a few queries and one Redis round trip).
 PLAYER_REFRESH_SWEEP_LIMIT = 1000
 
@@ -90,7 +88,7 @@ def _seasons_not_whole(not_whole: dict[int, store.NotWhole]) -> None:
         if not season_standings_mark_first(
             season_id=season_id, shards=found.shards, present=found.written
         ):
-            season_heal_queue(season_id=season_id)
+            heals.season_heal_queue(season_id=season_id)
 
 
 def season_standings_mark_first(
@@ -108,23 +106,8 @@ def season_standings_mark_first(
         standings_whole_since=timezone.now()
     )
     if not marked:
-        season_heal_queue(season_id=season_id)
+        heals.season_heal_queue(season_id=season_id)
     return True
-
-
-def season_heal_queue(*, season_id: int) -> None:
-    """Queue the rebuild of a season whose standings Redis lost, once a while (the mirror finds
-    it at every write)."""
-    if not store.heal_claim(season_id, seconds=HEAL_CLAIM_SECONDS):
-        return
-    logger.warning("season %s lost its standings in Redis; rebuilding them", season_id)
-    from .tasks import heal_season  # the tasks module imports this one
-
-    try:
-        heal_season.apply_async((season_id,), retry=False)
-    except Exception:
-        # The broker is away: reconciliation's next run rebuilds it instead.
-        logger.warning("could not queue the rebuild of season %s", season_id, exc_info=True)
 
 
 def season_heal(*, season_id: int) -> int:

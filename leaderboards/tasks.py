@@ -97,6 +97,15 @@ def heal_season(season_id: int) -> int:
         return 0
 
 
+def queue_season_heal(season_id: int) -> None:
+    """Queue a lost season's rebuild (heals.py asks, once a while). The broker away fails at
+    once: reconciliation's next run rebuilds it instead."""
+    try:
+        heal_season.apply_async((season_id,), retry=False)
+    except Exception:
+        logger.warning("could not queue the rebuild of season %s", season_id, exc_info=True)
+
+
 @shared_task(acks_late=False, time_limit=RECONCILE_TIME_LIMIT_SECONDS)
 def reconcile() -> int:
     return reconciliation.seasons_reconcile()
@@ -104,20 +113,14 @@ def reconcile() -> int:
 
 # Closing: a close of 100 million players outlasts the broker's visibility timeout, and
 # redelivering it would start a second runner; a close lost with its worker is resumed by the
-# next close_due_seasons, a minute later, from the step it reached. The tasks keep the names
-# they had in the seasons app: the periodic tasks stored in the database (schedules.py), the
-# routes (CELERY_TASK_ROUTES) and any message already queued name them so.
-@shared_task(
-    name="seasons.tasks.close_due_seasons", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
-)
+# next close_due_seasons, a minute later, from the step it reached.
+@shared_task(acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS)
 def close_due_seasons() -> list[int]:
     return closing.seasons_close_due()
 
 
 # An operator's close now, on the rebuilds queue: behind no periodic job.
-@shared_task(
-    name="seasons.tasks.close_season", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
-)
+@shared_task(acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS)
 def close_season(season_id: int, force: bool = False, job_id: str | None = None) -> str:
     season = Season.objects.get(pk=season_id)
     try:
@@ -132,9 +135,31 @@ def close_season(season_id: int, force: bool = False, job_id: str | None = None)
     return "ran already" if closed is None else closed.state
 
 
-@shared_task(name="seasons.tasks.remove_expired_standings")
+@shared_task
 def remove_expired_standings() -> int:
     return closing.closed_standings_remove_expired()
+
+
+# The closing tasks under the names they had up to 0.1.0, from when they lived in the seasons
+# app, accepted for one release: messages queued before the upgrade, and periodic tasks stored
+# under them until the data migration renames them, run the same code. Remove in 0.3.0.
+@shared_task(
+    name="seasons.tasks.close_due_seasons", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
+)
+def close_due_seasons_by_old_name() -> list[int]:
+    return close_due_seasons()
+
+
+@shared_task(
+    name="seasons.tasks.close_season", acks_late=False, time_limit=CLOSE_TIME_LIMIT_SECONDS
+)
+def close_season_by_old_name(season_id: int, force: bool = False, job_id: str | None = None) -> str:
+    return close_season(season_id, force=force, job_id=job_id)
+
+
+@shared_task(name="seasons.tasks.remove_expired_standings")
+def remove_expired_standings_by_old_name() -> int:
+    return remove_expired_standings()
 
 
 @shared_task(acks_late=True)

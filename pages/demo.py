@@ -80,6 +80,7 @@ def create_key(name: str) -> tuple[object, str]:
     django.setup()
     # Django's logging set-up would print every request of the HTTP client.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # A model may be imported only once Django is set up, which this script does just above.
     from matches.models import GameServer
 
     return GameServer.objects.create_key(name=name)

@@ -12,12 +12,14 @@ from typing import Any
 
 from django.utils import timezone
 
-from config.errors import NotFound
-from config.player_ids import player_id_allowed
-from leaderboards.selectors import leaderboard_top, player_around, player_standing
+from config.building_blocks.errors import NotFound
+from config.building_blocks.player_ids import player_id_allowed
+from leaderboards.history import player_history
+from leaderboards.selectors import player_around, player_standing
+from leaderboards.top_answers import leaderboard_top
 from matches.models import Player
 from seasons.models import Season, SeasonState, SeasonStatus
-from seasons.selectors import boards_list, player_history, season_for_read, seasons_list
+from seasons.selectors import boards_list, season_for_read, seasons_list
 
 from .charts import RankChart, rank_chart
 from .models import RankSample

@@ -16,8 +16,10 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
-from config.errors import NotFound
-from config.throttles import pages_wait
+from config.building_blocks.errors import NotFound
+from config.building_blocks.throttles import pages_wait
+from leaderboards.heals import season_heal_queue_for_read
+from leaderboards.selectors import SeasonStandingsLost
 from seasons.models import DEFAULT_BOARD
 
 from . import selectors
@@ -32,7 +34,8 @@ View = Callable[..., HttpResponse]
 
 def page_view(view: View) -> View:
     """GET/HEAD only, at most THROTTLE_PAGES_RATE per client address (then the HTML 429 page);
-    unknown things are the HTML 404 page, a store that is down a 503 page."""
+    unknown things are the HTML 404 page, a store that is down a 503 page (and a season whose
+    standings it lost is asked to be rebuilt)."""
 
     @require_safe
     @functools.wraps(view)
@@ -53,6 +56,8 @@ def page_view(view: View) -> View:
             redis.exceptions.TimeoutError,
         ) as exc:
             logger.warning("page %s unavailable: %s", request.path, exc)
+            if isinstance(exc, SeasonStandingsLost):
+                season_heal_queue_for_read(season_id=exc.season_id)
             response = render(request, "503.html", status=503)
             response["Retry-After"] = "5"
             return response

@@ -3,11 +3,12 @@
 uvicorn serves this app (Procfile). This is the composition root, above every app: the one module
 that assembles them into the process, so nothing below it imports upward. HTTP goes through
 three layers, outermost first: RequestBodyLimit (413 before an oversized body is read:
-config/asgi.py), FastReads (the hottest public reads, answered on the event loop:
+config/building_blocks/request_body_limit.py), FastReads (the hottest public reads, answered on the
+event loop:
 leaderboards/fast_reads.py) and Django's WSGI application run on a fixed pool of threads by
 a2wsgi's WSGIMiddleware. Every Django view is synchronous; Django's own ASGI handler would start a
 thread per request for them (216 trivial requests a second from two processes on the benchmark,
-against 1,004 through the pool: README, "Serving stack").
+against 1,004 through the pool: bench/README.md, "Serving stacks").
 """
 
 import asyncio
@@ -27,7 +28,7 @@ django_application = get_wsgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from config.asgi import RequestBodyLimit  # noqa: E402
+from config.building_blocks.request_body_limit import RequestBodyLimit  # noqa: E402
 from leaderboards.fast_reads import FastReads  # noqa: E402
 from leaderboards.identity import database_identity_warm  # noqa: E402
 from leaderboards.routing import websocket_urlpatterns  # noqa: E402

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
+from hypothesis import is_hypothesis_test
 from rest_framework.test import APIClient
 
-from config import health
-from config.throttles import window_counts_clear
-from leaderboards import fast_reads, store
-from leaderboards import selectors as leaderboard_selectors
+from config.building_blocks import health
+from config.building_blocks.throttles import window_counts_clear
+from leaderboards import fast_reads, store, top_answers
 from leaderboards.identity import database_identity
 from matches import services as match_services
 from matches.models import GameServer
@@ -35,7 +35,7 @@ def _database_identity(django_db_setup: Any, django_db_blocker: Any) -> None:
 @pytest.fixture(autouse=True)
 def _clean_redis(_database_identity: None) -> Iterator[None]:
     """Every test starts with no leaderboard keys and empty in-process caches."""
-    leaderboard_selectors.top_pages_cache.clear()
+    top_answers.top_pages_cache.clear()
     window_counts_clear()
     fast_reads.seasons_forget()
     season_selectors.season_lookups_cache.clear()
@@ -91,3 +91,28 @@ def post_scores(server: APIClient, django_capture_on_commit_callbacks: Any) -> C
             return server.post("/api/v1/scores", body, format="json")
 
     return post
+
+
+# The slow tiers, marked in one place so `make quick` can leave them out (`-m "not (...)"`) while
+# `make test` runs them all. `fault` is set by each file of tests/fault/ itself.
+SLOW_TIER_FIXTURES = {"browser": "browser", "site": "browser", "redis_cluster": "cluster"}
+FUZZ_FILES = {"tests/api/test_fuzz.py", "tests/seasons/test_admin_fuzz.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test of a slow tier: a browser or the pages' server stack, the benchmark's own
+    tests, a Redis Cluster, and fuzzing (the schema and admin fuzzers, every property test)."""
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        tiers = {
+            SLOW_TIER_FIXTURES[name]
+            for name in getattr(item, "fixturenames", ())
+            if name in SLOW_TIER_FIXTURES
+        }
+        if path.startswith("tests/bench/"):
+            tiers.add("bench")
+        if path in FUZZ_FILES or is_hypothesis_test(getattr(item, "obj", None)):
+            tiers.add("fuzz")
+        for tier in sorted(tiers):
+            item.add_marker(tier)

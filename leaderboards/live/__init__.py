@@ -4,10 +4,10 @@ Mirror workers publish "season N changed" notices (notices.py) to the channel-la
 season; each web process's ticker (ticker.py) is that group's one member for all of the
 process's sockets. At most once per tick it reads what its sockets follow in one Redis round
 trip (reading.py), compares it with what each season's sockets were told last
-(season_sockets.py), and puts only what changed in each socket's outbox (outbox.py), spending
-the fan-out budget (budget.py) on what other players' results changed. The messages carry the
-REST reads' shapes (messages.py). Each client address may hold only so many sockets open in a
-process (addresses.py).
+(season_sockets.py), and puts only what changed in each socket's outbox (outbox.py,
+delivery.py), spending the fan-out budget (budget.py) on what other players' results changed.
+The messages carry the REST reads' shapes (messages.py). Each client address may hold only so
+many sockets open in a process (addresses.py).
 """
 
 from .addresses import TooManySockets, address_sockets

@@ -17,7 +17,7 @@ import weakref
 from django.conf import settings
 from rest_framework import status
 
-from config.errors import DomainError
+from config.building_blocks.errors import DomainError
 
 
 class TooManySockets(DomainError):

@@ -3,25 +3,23 @@
 The messages carry the REST reads' shapes, so a client (static/pages/live.js) applies a pushed
 top or rank exactly as it renders a REST answer: the entries are made by
 selectors.standing_entries and a player's rank by selectors.standing_answer, the functions the
-REST answers are built by; errors carry config.errors' error body.
+REST answers are built by; errors carry config.building_blocks.errors' error body.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 
-from config.errors import DomainError, error_body
+from config.building_blocks.errors import DomainError, error_body
 from seasons.models import Season
 from seasons.selectors import season_next
 
 from .. import selectors, store
-
-if TYPE_CHECKING:
-    from .reading import OrdinalStanding, TickReading
+from .reading import OrdinalStanding, TickReading
 
 
 def encode(message: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from config.errors import DomainError
+from config.building_blocks.errors import DomainError
 
 from . import messages
 

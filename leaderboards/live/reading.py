@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from seasons.models import Season
 
-from .. import selectors, store
+from .. import heals, selectors, store
 
 # (1-based ordinal rank, composite) of a player; None when unranked. Tuples compare in C, so the
 # ticker compares ten thousand of them with what it told last at little cost.
@@ -41,7 +41,7 @@ def read_for_tick(
     season: Season, *, top: int, player_ids: list[str], arounds: list[tuple[str, int]]
 ) -> TickReading:
     try:
-        batch = selectors.rebuild_asked_when_lost(store.read_batch, season.pk)(
+        batch = store.read_batch(
             season.pk,
             top=top,
             player_ids=player_ids,
@@ -53,6 +53,11 @@ def read_for_tick(
         # One profile lookup for every row shown: the top and all the around-me windows.
         rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
         entries = selectors.standing_entries(season, rows, "ordinal")
+    except store.StandingsNotWhole:
+        # The ticker serves these sockets, so it asks for the rebuild (a season that stands
+        # still gets no mirror write to find it so); it pushes nothing until that is done.
+        heals.season_heal_queue_for_read(season_id=season.pk)
+        raise
     finally:
         # The ticker's thread serves no requests, so no request signal ever retires the
         # database connection a lookup opened: do it here.

@@ -3,34 +3,32 @@ notices into the few messages its open sockets need.
 
 At most once per TICK_SECONDS per season it reads the top K and the ranks of the players its
 sockets follow in one Redis round trip (reading.py), compares them with what it told the sockets
-last (season_sockets.py), and hands each socket only what changed, into its outbox (outbox.py).
-A player's own new score goes at the next tick; what follows from other players' results is paid
-from the fan-out budget (budget.py).
+last (season_sockets.py), and hands each socket only what changed, into its outbox (outbox.py;
+what each socket is told: delivery.py). A player's own new score goes at the next tick; what
+follows from other players' results is paid from the fan-out budget (budget.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import time
 import weakref
-from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from redis.exceptions import RedisError
 
-from config.errors import DomainError, NotFound
+from config.building_blocks.errors import DomainError, NotFound
 from seasons.models import Season, SeasonState
 from seasons.selectors import seasons_of_hidden_boards
 
-from . import messages
+from . import delivery, messages
 from .messages import encode
 from .notices import season_group
 from .outbox import CLOSE_SEASON_CLOSED, Subscriber
-from .reading import TickReading, read_for_tick_in_thread
+from .reading import read_for_tick_in_thread
 from .season_sockets import SeasonSockets
 
 logger = logging.getLogger(__name__)
@@ -40,8 +38,6 @@ TICK_SECONDS = 0.2
 # Every season is read again this often even without a notice (notices are best effort), and
 # the ticker renews its group memberships (the channel layer expires them).
 REFRESH_SECONDS = 15.0
-# Messages queued between two chances for the sockets to write them, in a large broadcast.
-FANOUT_BATCH = 500
 # Players one socket may follow, the one named in its URL included.
 MAX_PLAYERS_PER_CONNECTION = 20
 
@@ -325,153 +321,13 @@ class Ticker:
             raise
         # Players first: each of their messages concerns one socket, so a top that goes to
         # every socket of the process never holds them back.
-        await self._deliver_players(sockets, reading)
+        await delivery.players_deliver(sockets, reading)
         if top > 0:
-            await self._deliver_top(sockets, reading)
+            await delivery.top_deliver(sockets, reading)
         for sub in newcomers:
-            self._send_snapshot(sockets, sub, reading)
+            delivery.snapshot_send(sockets, sub, reading)
         for sub, player_id in follows:
-            self._start_following(sockets, sub, player_id, reading)
-
-    async def _deliver_top(self, sockets: SeasonSockets, reading: TickReading) -> None:
-        """Give the sockets whose top changed the new one, as far as the budget goes, those
-        that waited longest first; the rest wait for the next tick."""
-        if reading.top != sockets.latest_top:
-            sockets.latest_top = reading.top
-            sockets.top_waiting = collections.deque(
-                sorted(
-                    (
-                        sub
-                        for k, subs in sockets.top_followers.items()
-                        for sub in subs
-                        if sub.top_told != reading.top[:k]
-                    ),
-                    key=lambda sub: sub.top_told_at,
-                )
-            )
-        if not sockets.top_waiting:
-            return
-        # Each K's entries and message, made once for all its sockets.
-        tops: dict[int, tuple[list[dict[str, Any]], str]] = {}
-        now = time.monotonic()
-        sent = 0
-        budget = int(sockets.budget.available())
-        while sockets.top_waiting and sent < budget:
-            sub = sockets.top_waiting.popleft()
-            if not sub.open or sub not in sockets.subscribers:
-                continue
-            if sub.top not in tops:
-                tops[sub.top] = (
-                    reading.top[: sub.top],
-                    encode(messages.top_message(sockets.season, reading, sub.top)),
-                )
-            entries, body = tops[sub.top]
-            sub.push("top", body)
-            sub.top_told, sub.top_told_at = entries, now
-            sent += 1
-            if sent % FANOUT_BATCH == 0:
-                # Let the sockets served so far write (and other messages go) before more.
-                await asyncio.sleep(0)
-        sockets.budget.spend(sent)
-        if sockets.top_waiting:
-            sockets.changed = True
-
-    async def _deliver_players(self, sockets: SeasonSockets, reading: TickReading) -> None:
-        """A player's own new score goes at once; a rank that moved because of others is paid
-        from the budget, the players told longest ago first."""
-        pushed = 0
-        standings_told, player_told_at = sockets.standings_told, sockets.player_told_at
-        now = time.monotonic()
-        passed: list[tuple[float, str]] = []
-        for player_id, standing in reading.standings.items():
-            # Tuples compare in C: the whole loop stays cheap at ten thousand players.
-            if player_id not in standings_told or standings_told[player_id] == standing:
-                continue
-            told = standings_told[player_id]
-            # Only the rank moved: the composite (the player's own score) is the same.
-            if told is not None and standing is not None and told[1] == standing[1]:
-                passed.append((player_told_at.get(player_id, float("-inf")), player_id))
-                continue
-            pushed += await self._push_standing(sockets, reading, player_id, now, pushed)
-        if not passed:
-            return
-        passed.sort()
-        budget = sockets.budget.available()
-        capacity = sockets.budget.capacity()
-        spent = 0
-        for _, player_id in passed:
-            followers = len(sockets.player_followers.get(player_id, ()))
-            # The first player of a tick may overdraw a full enough budget (a player followed by
-            # more sockets than a second's worth would wait forever otherwise).
-            if spent + followers > budget and (spent > 0 or budget < min(followers, capacity)):
-                sockets.changed = True
-                break
-            spent += await self._push_standing(sockets, reading, player_id, now, pushed + spent)
-        sockets.budget.spend(spent)
-
-    async def _push_standing(
-        self, sockets: SeasonSockets, reading: TickReading, player_id: str, now: float, pushed: int
-    ) -> int:
-        """Push a player's standing to their followers; returns how many messages that was."""
-        standing = reading.standings[player_id]
-        sockets.standings_told[player_id] = standing
-        sockets.player_told_at[player_id] = now
-        body = encode(
-            messages.player_message(sockets.season, player_id, standing, reading.total_players)
-        )
-        count = 0
-        for sub in list(sockets.player_followers.get(player_id, ())):
-            sub.push(f"player:{player_id}", body)
-            count += 1
-            if (pushed + count) % FANOUT_BATCH == 0:
-                await asyncio.sleep(0)
-        return count
-
-    def _send_snapshot(self, sockets: SeasonSockets, sub: Subscriber, reading: TickReading) -> None:
-        """Send the snapshot, then count the socket in for every later change."""
-        if not sub.open:
-            return
-        sub.push(
-            "snapshot",
-            encode(
-                messages.snapshot_message(
-                    sockets.season,
-                    reading,
-                    top=sub.top,
-                    player_id=sub.player_id,
-                    around=sub.around,
-                )
-            ),
-        )
-        sub.top_told, sub.top_told_at = reading.top[: sub.top], time.monotonic()
-        sockets.subscribers.add(sub)
-        if sub.top > 0:
-            sockets.top_followers.setdefault(sub.top, set()).add(sub)
-        if sub.player_id is not None:
-            self._add_follower(sockets, sub, sub.player_id, reading)
-
-    def _start_following(
-        self, sockets: SeasonSockets, sub: Subscriber, player_id: str, reading: TickReading
-    ) -> None:
-        if not sub.open or sub not in sockets.subscribers or player_id not in sub.players:
-            return
-        self._add_follower(sockets, sub, player_id, reading)
-        sub.push(
-            f"player:{player_id}",
-            encode(
-                messages.player_message(
-                    sockets.season, player_id, reading.standings[player_id], reading.total_players
-                )
-            ),
-        )
-
-    def _add_follower(
-        self, sockets: SeasonSockets, sub: Subscriber, player_id: str, reading: TickReading
-    ) -> None:
-        if player_id not in sockets.player_followers:
-            sockets.pass_check_rotation.append(player_id)
-        sockets.player_followers.setdefault(player_id, set()).add(sub)
-        sockets.standings_told[player_id] = reading.standings[player_id]
+            delivery.following_start(sockets, sub, player_id, reading)
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from config import redis as redis_roles
+from config.building_blocks import redis as redis_roles
 from leaderboards import store
 from tests.redis_cluster import LocalRedisCluster
 

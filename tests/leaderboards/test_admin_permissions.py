@@ -36,7 +36,7 @@ CHANGELIST = "/admin/django_celery_beat/periodictask/"
 def test_a_view_only_account_cannot_stop_or_run_periodic_tasks(client, action):
     periodic_tasks_ensure()
     looker = staff(client, "support", every_view=True)
-    closes = PeriodicTask.objects.get(task="seasons.tasks.close_due_seasons")
+    closes = PeriodicTask.objects.get(task="leaderboards.tasks.close_due_seasons")
     before = list(PeriodicTask.objects.order_by("pk").values_list("pk", "enabled", "last_run_at"))
 
     looker.post(CHANGELIST, {"action": action, "_selected_action": [closes.pk]})
@@ -51,7 +51,7 @@ def test_a_view_only_account_cannot_stop_or_run_periodic_tasks(client, action):
 def test_the_change_permission_on_periodic_tasks_disables_one(client):
     periodic_tasks_ensure()
     operator = staff(client, "operator", "change_periodictask")
-    closes = PeriodicTask.objects.get(task="seasons.tasks.close_due_seasons")
+    closes = PeriodicTask.objects.get(task="leaderboards.tasks.close_due_seasons")
 
     operator.post(CHANGELIST, {"action": "disable_tasks", "_selected_action": [closes.pk]})
 

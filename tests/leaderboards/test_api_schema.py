@@ -2,7 +2,7 @@
 
 import pytest
 
-from config.errors import InvalidInput
+from config.building_blocks.errors import InvalidInput
 from leaderboards.api import AROUND_RANGES, TOP_RANGES, read_query
 
 

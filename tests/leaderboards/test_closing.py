@@ -12,11 +12,12 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from config.errors import Conflict
+from config.building_blocks.errors import Conflict
 from leaderboards import closing, store
+from leaderboards.models import ArchivedStanding, SeasonReward
 from matches.models import PendingPlayerRefresh, Player
 from matches.services import player_ban, player_unban
-from seasons.models import ArchivedStanding, RewardTier, Season, SeasonReward
+from seasons.models import RewardTier, Season
 from tests.factories import BoardFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db

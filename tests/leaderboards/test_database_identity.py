@@ -1,5 +1,5 @@
 """What Redis holds is tied to the PostgreSQL database it mirrors (leaderboards/identity.py and
-store.py, "The database mirrored"): a new database never reads an earlier one's standings, a set
+store/database.py): a new database never reads an earlier one's standings, a set
 another database marked whole is never read, and two deployments share one Redis under two
 key prefixes without seeing each other."""
 
@@ -24,10 +24,11 @@ from django.test import override_settings
 from django.utils import timezone
 from psycopg import sql
 
-from config import redis as redis_roles
+from config.building_blocks import redis as redis_roles
 from leaderboards import closing, identity, store
+from leaderboards.models import ArchivedStanding
 from matches.models import MatchResult, PendingStanding, Player, PlayerTotal
-from seasons.models import ArchivedStanding, Season
+from seasons.models import Season
 from server.asgi import application
 from tests.asgi import asgi_get
 
@@ -206,7 +207,7 @@ def test_every_redis_key_of_a_deployment_is_under_its_prefix():
     # given: a deployment's settings with its own prefix and a Redis broker
     program = (
         "import json, django; django.setup(); from django.conf import settings as s;"
-        "from config.throttles import _rate_key; from leaderboards import store;"
+        "from config.building_blocks.throttles import _rate_key; from leaderboards import store;"
         "print(json.dumps([store.standings_key(1), _rate_key('public'),"
         " s.CACHES['default']['KEY_PREFIX'], s.CHANNEL_LAYERS['default']['CONFIG']['prefix'],"
         " s.CELERY_BROKER_TRANSPORT_OPTIONS['global_keyprefix']]))"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from config import redis as redis_roles
+from config.building_blocks import redis as redis_roles
 from leaderboards import read_your_writes, store
 from tests.fault.procs import Process, RedisServer, engine_server, wait_until
 

@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from leaderboards import closing
+from leaderboards.models import SeasonReward
 from leaderboards.rewards import season_rewards_preview
-from seasons.models import RewardTier, SeasonReward
+from seasons.models import RewardTier
 
 pytestmark = pytest.mark.django_db
 

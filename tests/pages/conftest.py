@@ -29,8 +29,8 @@ import redis
 from django.conf import settings
 from django.db import connection, connections
 
-from bench.debian import apt_install
 from matches.models import GameServer
+from scripts.processes import apt_install
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
 

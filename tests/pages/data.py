@@ -6,8 +6,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from leaderboards.models import ArchivedStanding, SeasonReward
 from matches.models import Player
-from seasons.models import ArchivedStanding, Board, Season, SeasonReward, SeasonState
+from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory, PlayerFactory, SeasonFactory
 
 NAMES = [

@@ -1,7 +1,7 @@
 """The operator's flows in the admin, in a real browser against the real stack (web server, Celery
 worker, Redis): create a board with reward tiers, ban and unban, close now, void a result, preview
 rewards, the dashboard. Form errors are asserted by their text. Screenshots of each flow are saved
-under test-output/screenshots/, and into docs/screenshots/ for the README's operations section
+under test-output/screenshots/, and into docs/screenshots/ for docs/operations.md's console section
 when README_SCREENSHOTS=1 (so a plain `make test` leaves the checkout as it was)."""
 
 from __future__ import annotations

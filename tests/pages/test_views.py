@@ -10,7 +10,7 @@ import redis.exceptions
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
-from config.errors import json_server_error
+from config.building_blocks.errors import json_server_error
 from leaderboards import store
 from pages import selectors as page_selectors
 from pages.models import RankSample

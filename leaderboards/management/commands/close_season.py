@@ -4,7 +4,7 @@ With --force before the season is due it is an operator's close now, audited as 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from config.errors import DomainError
+from config.building_blocks.errors import DomainError
 from leaderboards.closing import season_close
 from seasons.locks import SeasonBusy, season_job
 from seasons.models import DEFAULT_BOARD

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from config.errors import DomainError
+from config.building_blocks.errors import DomainError
 from leaderboards.services import season_rebuild_by_operator
 from matches.models import PlayerTotal
 from seasons.locks import SeasonBusy
