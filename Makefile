@@ -1,5 +1,6 @@
 # The two commands a new machine needs: `make run` and `make test` (`make test-valkey`: the same
-# suite on Valkey).
+# suite on Valkey). For the edit-test loop, `make quick`: lint and the suite without its slow tiers
+# (the fault, browser, bench, cluster and fuzz markers; `make test` runs them all).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +12,7 @@ SOCKETS ?= 1000
 VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
 
-.PHONY: install services setup demo run test test-valkey lint bench chaos clean
+.PHONY: install services setup demo run test test-valkey quick lint bench chaos clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +61,15 @@ test-valkey: export REDIS_URL := $(VALKEY_TEST_URL)
 test-valkey: install lint
 	$(SUITE)
 
+# The edit-test loop: the same suite without the slow tiers (markers in pyproject.toml, set in
+# tests/conftest.py and tests/fault), a few minutes instead of the whole run. Options: make quick
+# QUICK_ARGS="tests/matches -x".
+QUICK_MARKERS ?= not (fault or browser or bench or cluster or fuzz)
+quick: export REDIS_ENGINE := redis
+quick: install lint
+	$(BIN)/python scripts/devservices.py
+	$(BIN)/pytest -n 2 -m "$(QUICK_MARKERS)" $(QUICK_ARGS)
+
 bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.run --players $(PLAYERS)
@@ -67,7 +77,7 @@ bench: setup
 	$(BIN)/python -m bench.shards --players $(PLAYERS)
 	$(BIN)/python -m bench.engines --members $(PLAYERS)
 
-# The fault campaign (README, "Fault campaign"): the deployment under load while faults are
+# The fault campaign (docs/operations.md, "Fault campaign"): the deployment under load while faults are
 # injected, then every invariant checked. Options: make chaos MINUTES=30 CHAOS_ARGS="--cluster
 # --seed 7 --rate 1500 --report bench/results/chaos/cluster.json".
 MINUTES ?= 30

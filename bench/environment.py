@@ -1,26 +1,29 @@
 """The bench's own corner of PostgreSQL and Redis, and the environment its processes run with.
 
-The harness and every server it starts read the same variables that config/settings/base.py
-reads, pointed at a database (on a PostgreSQL cluster of the bench's own unless --database-url
-names a server), key prefixes and a broker database of the bench's own, so a run never touches
-the developer's `leaderboard` database or keys outside its prefix.
+The harness and every server it starts read the variables config/settings/base.py reads, pointed
+at a database on a PostgreSQL cluster of the bench's own (unless --database-url names a server),
+key prefixes and a broker database of its own: a run never touches the developer's data.
 """
 
 from __future__ import annotations
 
+import argparse
+import atexit
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse, urlunparse
 
 import psycopg
 from psycopg import sql
 
-from scripts.devservices import pg_conninfo
+from scripts import devservices
+from scripts.processes import ROOT, ServiceError, free_port
 
-from .errors import BenchError
-from .options import ROOT, Options
-from .postgres import BenchCluster, bench_cluster_start
+from .core import RESULTS, BenchError, Phases, say
+from .processes import Processes
 
 SETTINGS_MODULE = "config.settings.local"
 # The bench's Celery queue, in the bench's own broker database as well.
@@ -29,6 +32,45 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 # A public rate limit of a billion requests a second: the limit's work is done on every read,
 # and it never refuses one ("num/period", as DRF parses it).
 PUBLIC_RATE_NEVER_REACHED = "1000000000/s"
+SUPERUSER = "postgres"
+# The options of every program on the bench's own season (bench.run, bench.operations).
+OPTIONS = (
+    ("--players", 1_000_000, "season size N"),
+    ("--tiny", False, "CI mode: a few seconds a phase, results in bench/results/tmp/tiny"),
+    ("--database", "leaderboard_bench", "the bench's own database (its name contains 'bench')"),
+    ("--database-url", None, "use this PostgreSQL server instead of the bench's own cluster"),
+    ("--postgres-dir", ROOT / ".run" / "bench-pg", "where the bench's own cluster lives"),
+    ("--key-prefix", "bench:lb:", "LEADERBOARD_KEY_PREFIX: every Redis key's"),
+    ("--broker-db", 15, "Redis database number of the bench's broker"),
+    ("--results-dir", RESULTS, "where results go", RESULTS / "tmp" / "tiny"),
+    ("--reuse-season", False, "keep the season a previous run loaded, when it has as many players"),
+)
+
+
+def settings_env(**variables: str) -> dict[str, str]:
+    """The variables a bench process runs the app's settings with."""
+    return {"DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, "DEBUG": "false", "LOG_LEVEL": "WARNING"} | (
+        variables
+    )
+
+
+def server_env(variables: dict[str, str]) -> dict[str, str]:
+    """A server's environment: the harness's own with `variables`, the tree it imports first."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, **variables, "PYTHONPATH": path}
+
+
+def conninfo(url: str, dbname: str) -> dict[str, object]:
+    """psycopg's arguments for `dbname` on the server `url` names, patient with a busy cluster."""
+    return {**devservices.pg_conninfo(url, dbname), "connect_timeout": 5}
+
+
+def database_name(url: str) -> str:
+    return unquote(urlparse(url).path.lstrip("/"))
+
+
+def with_database(url: str, database: str) -> str:
+    return urlunparse(urlparse(url)._replace(path=f"/{database}"))
 
 
 @dataclass(frozen=True)
@@ -37,8 +79,7 @@ class BenchEnvironment:
     redis_url: str
     broker_url: str
     key_prefix: str
-    # The cluster the bench started, or None on a server named by --database-url.
-    cluster: BenchCluster | None = None
+    cluster: Path | None = None  # the data of the cluster the bench started, if it did
 
     @property
     def cache_prefix(self) -> str:
@@ -47,114 +88,97 @@ class BenchEnvironment:
 
     @property
     def database(self) -> str:
-        return unquote(urlparse(self.database_url).path.lstrip("/"))
+        return database_name(self.database_url)
 
     def variables(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
-        """What the web server, the Celery worker and the harness itself run with."""
-        return {
-            "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
-            "DATABASE_URL": self.database_url,
-            "REDIS_URL": self.redis_url,
-            "CELERY_BROKER_URL": self.broker_url,
-            "LEADERBOARD_KEY_PREFIX": self.key_prefix,
-            "LEADERBOARD_TOP_CACHE_SECONDS": f"{top_cache_seconds:g}",
-            "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
-            # The public limit is on, as in production, so the reads pay for it; all the load
-            # comes from one address, so its rate is one the load never reaches (a 429 counts
-            # as an error). Ingest's writes all come from one key: that limit is off (empty).
-            "THROTTLE_PUBLIC_RATE": PUBLIC_RATE_NEVER_REACHED,
-            "THROTTLE_GAME_SERVER_RATE": "",
-            "DEBUG": "false",
-            "LOG_LEVEL": "WARNING",
-        }
+        """What the web server, the Celery worker and the harness itself run with. The public
+        limit is on, as in production, at a rate the load never reaches (a 429 counts as an
+        error); ingest posts everything with one key, so that limit is off (empty)."""
+        return settings_env(
+            DATABASE_URL=self.database_url,
+            REDIS_URL=self.redis_url,
+            CELERY_BROKER_URL=self.broker_url,
+            LEADERBOARD_KEY_PREFIX=self.key_prefix,
+            LEADERBOARD_TOP_CACHE_SECONDS=f"{top_cache_seconds:g}",
+            CELERY_TASK_DEFAULT_QUEUE=QUEUE,
+            THROTTLE_PUBLIC_RATE=PUBLIC_RATE_NEVER_REACHED,
+            THROTTLE_GAME_SERVER_RATE="",
+        )
 
     def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
-        """The environment of a server; they import the same tree as the harness."""
         return server_env(self.variables(top_cache_seconds=top_cache_seconds))
 
     def conninfo(self, dbname: str | None = None) -> dict[str, object]:
         return conninfo(self.database_url, dbname or self.database)
 
 
-def server_env(variables: dict[str, str]) -> dict[str, str]:
-    """The environment of a server the harness starts: the harness's own with `variables`, and
-    the tree the harness imports first on its path."""
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return {**os.environ, **variables, "PYTHONPATH": path}
+def cluster_start(home: Path) -> tuple[str, Path]:
+    """Start the bench's own PostgreSQL cluster in `home` (initdb first if there is none) with
+    the project's settings (devservices.postgres_settings) on a free port; it is stopped when
+    this process exits, however the run ends short of a SIGKILL. Returns its URL and data."""
+    bindir = devservices.pg_bindir()
+    if bindir is None:
+        raise BenchError(
+            "PostgreSQL's binaries are missing: `make setup` installs them (as root), or "
+            "`sudo apt-get install postgresql`; or point --database-url at a running server"
+        )
+    settings = devservices.postgres_settings(
+        memory_bytes=devservices.machine_memory_bytes(), bindir=bindir
+    )
+    try:
+        data = devservices.pg_cluster_init(home, bindir=bindir, user=SUPERUSER)
+        if devservices.pg_cluster_running(data, bindir=bindir):
+            # Left behind by a run that was killed: restart it with this run's settings.
+            devservices.pg_cluster_stop(data, bindir=bindir)
+        port = free_port()
+        devservices.pg_cluster_start(data, bindir=bindir, port=port, settings=settings)
+    except ServiceError as exc:
+        raise BenchError(str(exc)) from exc
+    atexit.register(devservices.pg_cluster_stop, data, bindir=bindir)
+    say(f"PostgreSQL of the bench's own on 127.0.0.1:{port} (data in {data})")
+    return f"postgres://{SUPERUSER}@127.0.0.1:{port}/postgres", data
 
 
-def conninfo(url: str, dbname: str) -> dict[str, object]:
-    """psycopg's arguments for database `dbname` on the server `url` names (devservices' own,
-    with more patience for a cluster busy loading)."""
-    return {**pg_conninfo(url, dbname), "connect_timeout": 5}
-
-
-def _with_path(url: str, path: str) -> str:
-    return urlunparse(urlparse(url)._replace(path=path))
-
-
-def bench_environment(options: Options) -> BenchEnvironment:
+def bench_environment(options: argparse.Namespace) -> BenchEnvironment:
     """Check the options' names, then start the bench's own PostgreSQL unless --database-url
     names a server to use instead."""
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    redis_db = int(urlparse(redis_url).path.lstrip("/") or 0)
-    named_database = (
-        unquote(urlparse(options.database_url).path.lstrip("/")) if options.database_url else ""
-    )
-    if "bench" not in options.database or options.database == named_database:
+    named = database_name(options.database_url) if options.database_url else ""
+    if "bench" not in options.database or options.database == named:
         raise BenchError(
             f"refusing database '{options.database}': the bench truncates its database, so its "
             "name must contain 'bench' and differ from --database-url's"
         )
     if "bench" not in options.key_prefix:
         raise BenchError(f"refusing --key-prefix '{options.key_prefix}': it must contain 'bench'")
-    if options.broker_db == redis_db:
-        raise BenchError(
-            f"--broker-db {options.broker_db} is REDIS_URL's database: the bench's Celery queue "
-            "would mix with the developer's"
-        )
-    if options.database_url:
-        cluster, server_url = None, options.database_url
-    else:
-        cluster = bench_cluster_start(options.postgres_dir)
-        server_url = cluster.url
+    if options.broker_db == int(urlparse(redis_url).path.lstrip("/") or 0):
+        raise BenchError(f"--broker-db {options.broker_db} is REDIS_URL's database")
+    server_url, cluster = (
+        (options.database_url, None)
+        if options.database_url
+        else cluster_start(options.postgres_dir.resolve())
+    )
     return BenchEnvironment(
-        database_url=_with_path(server_url, f"/{options.database}"),
+        database_url=with_database(server_url, options.database),
         redis_url=redis_url,
-        broker_url=_with_path(redis_url, f"/{options.broker_db}"),
+        broker_url=with_database(redis_url, str(options.broker_db)),
         key_prefix=options.key_prefix,
         cluster=cluster,
     )
 
 
-def database_create(url: str, database: str) -> bool:
-    """Create `database` on the server `url` names unless it exists; returns whether it did."""
+def database_create(url: str) -> bool:
+    """Create the database `url` names unless it exists; returns whether it did."""
+    database = database_name(url)
     try:
         with psycopg.connect(**conninfo(url, "postgres"), autocommit=True) as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [database]
-            ).fetchone()
-            if not exists:
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+            query = "SELECT 1 FROM pg_database WHERE datname = %s"
+            if conn.execute(query, [database]).fetchone():
+                return False
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     except psycopg.OperationalError as exc:
         raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
-    return not exists
-
-
-def database_ensure(env: BenchEnvironment) -> bool:
-    """Create the bench's database if it is missing (returns whether it was), with the
-    pg_stat_statements extension where the server preloads it (the bench's own cluster does)."""
-    created = database_create(env.database_url, env.database)
-    try:
-        with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
-            preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
-            if "pg_stat_statements" in {name.strip() for name in preloaded.split(",")}:
-                # Without the privilege to create it, the run goes on without statement figures.
-                with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
-                    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    except psycopg.OperationalError as exc:
-        raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
-    return created
+    return True
 
 
 def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
@@ -169,14 +193,47 @@ def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
         call_command("migrate", interactive=False, verbosity=0)
 
 
-def database_connections(env: BenchEnvironment) -> dict[str, int]:
+def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
+    """The bench's environment, its database created (with pg_stat_statements where the server
+    preloads it, as the bench's own cluster does) and migrated, and Django set up on it."""
+    env = bench_environment(options)
+    if database_create(env.database_url):
+        say(f"created database {env.database}")
+    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+        preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
+        # Without the privilege to create it, the run goes on without statement figures.
+        if "pg_stat_statements" in preloaded:
+            with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    django_setup(env.variables())
+    return env
+
+
+def database_connections(env: BenchEnvironment) -> dict[str, Any]:
     """Connections open to the bench's database now (a leak shows as a growing count), and
     sessions opened since the statistics were reset (a phase's difference is its churn)."""
     with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
-        open_now = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [env.database]
-        ).fetchone()[0]
-        sessions = conn.execute(
-            "SELECT sessions FROM pg_stat_database WHERE datname = %s", [env.database]
-        ).fetchone()
+        activity = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+        open_now = conn.execute(activity, [env.database]).fetchone()[0]
+        stats = "SELECT sessions FROM pg_stat_database WHERE datname = %s"
+        sessions = conn.execute(stats, [env.database]).fetchone()
     return {"open": int(open_now), "sessions": int(sessions[0]) if sessions else 0}
+
+
+@dataclass
+class Bench:
+    """What the phases of one `bench.run` share: its options and environment, the load
+    generators, the processes it starts, where their logs go, the results, and the season."""
+
+    options: argparse.Namespace
+    env: BenchEnvironment
+    wrk: str
+    h2load: str
+    processes: Processes
+    log_dir: Path
+    results: dict[str, Any]
+    phases: Phases
+    season: Any = None  # the Season measured (Django's models load after the setup)
+    api_key: str = ""
+    # PostgreSQL's processes, found through their postmaster (not another server's).
+    database_part: dict[str, int] = field(default_factory=dict)

@@ -1,16 +1,12 @@
-"""A season of N players through the real data path: PostgreSQL COPY, then the project's own
-rebuild into Redis; and what the resulting sorted set costs in memory.
-
-Scores are skewed like a game's (bench/scores.py), each player with one match result, so every
-total equals the sum of its results. Generation is seeded per chunk, so a run with the same seed
-and N loads the same season.
-"""
+"""A season of N players through the real data path: PostgreSQL COPY (one result a player, so
+every total is the sum of its results; seeded per chunk, so the same seed loads the same season),
+then the project's own rebuild into Redis; and what the resulting sorted set costs in memory."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,8 +22,8 @@ from matches.models import GameServer, MatchResult, PendingStanding, Player, Pla
 from seasons.models import Board, Season, SeasonState
 from seasons.services import season_create
 
+from .core import BenchError
 from .environment import QUEUE, BenchEnvironment
-from .errors import BenchError
 from .scores import CHUNK, chunk_scores
 
 BOARD = "bench"
@@ -42,8 +38,8 @@ def bench_reset(env: BenchEnvironment) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
-            " matches_player, seasons_season,"
-            " seasons_board, matches_gameserver RESTART IDENTITY CASCADE"
+            " matches_player, seasons_season, seasons_board, matches_gameserver"
+            " RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
     redis_cleanup(env)
@@ -67,25 +63,22 @@ def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
 
 
 def profile_cache_clear(env: BenchEnvironment) -> None:
-    """Delete the profile cache (the gateway's profile keys under the bench's key prefix) and
-    anything under the bench's Django cache prefix."""
+    """Delete the gateway's profile keys and Django's cache under the bench's prefixes."""
     cache = redis.Redis.from_url(env.redis_url, socket_timeout=10)
-    patterns = (f"{env.key_prefix}profile:*", f"{env.key_prefix}profile-generation:*")
-    for pattern in (*patterns, f"{env.cache_prefix}:*"):
+    prefix = env.key_prefix
+    for pattern in (f"{prefix}profile:*", f"{prefix}profile-generation:*", f"{env.cache_prefix}:*"):
         batch = list(cache.scan_iter(match=pattern, count=1000))
         for start in range(0, len(batch), 1000):
             cache.unlink(*batch[start : start + 1000])
 
 
 def redis_cleanup(env: BenchEnvironment) -> None:
-    """Delete the profile cache under the bench's cache prefix and the bench broker's queue."""
+    """The profile cache, and the bench broker's queues, Celery's unacknowledged set and kombu's
+    bindings: the broker database is the bench's own."""
     profile_cache_clear(env)
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=10)
-    # The bench's queues, Celery's unacknowledged set and kombu's bindings: the broker database
-    # is the bench's own.
     keys = [QUEUE, "celery", "unacked", "unacked_index", "unacked_mutex"]
-    keys += list(broker.scan_iter(match="_kombu.binding*", count=1000))
-    broker.unlink(*keys)
+    broker.unlink(*keys, *broker.scan_iter(match="_kombu.binding*", count=1000))
 
 
 def season_prepare(*, now: datetime) -> Season:
@@ -103,25 +96,7 @@ def season_prepare(*, now: datetime) -> Season:
 
 
 def game_server_key() -> str:
-    _, key = GameServer.objects.create_key(name="bench harness")
-    return key
-
-
-class _Clock:
-    """Timestamps as COPY text, built from a per-minute cache: formatting a datetime per row
-    would cost more than the rest of the row."""
-
-    def __init__(self, origin: datetime) -> None:
-        self.origin = origin
-        self.minutes: dict[int, str] = {}
-
-    def at(self, elapsed: int) -> str:
-        minute, second = divmod(elapsed, 60)
-        prefix = self.minutes.get(minute)
-        if prefix is None:
-            prefix = (self.origin + timedelta(minutes=minute)).strftime("%Y-%m-%d %H:%M:")
-            self.minutes[minute] = prefix
-        return f"{prefix}{second:02d}+00"
+    return GameServer.objects.create_key(name="bench harness")[1]
 
 
 def _copy_text(value: Any) -> str:
@@ -133,19 +108,17 @@ def _copy_text(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, timedelta):
         return f"{value.total_seconds()} seconds"
-    if isinstance(value, dict | list):
-        value = json.dumps(value)
-    text = str(value)
+    text = json.dumps(value) if isinstance(value, dict | list) else str(value)
     return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
 
-def _copy_columns(model: type[models.Model], given: list[str]) -> tuple[str, str]:
-    """The COPY column list: the columns the loader writes, then every other column that has a
-    default in the model, as a constant, so a column added to the app later does not break the
-    load. Returns the statement and the text every row ends with."""
-    columns, constants = list(given), []
+def _copy_columns(model: type[models.Model], given: str) -> tuple[str, str]:
+    """The COPY statement for the columns the loader writes, then every other column that has a
+    default in the model, as a constant (a column added to the app later does not break the
+    load); and the text every row ends with."""
+    columns, constants = given.split(), []
     for field in model._meta.concrete_fields:
-        if field.column in given or isinstance(field, models.AutoField):
+        if field.column in columns or isinstance(field, models.AutoField):
             continue
         if field.has_default():
             value = field.get_default()
@@ -154,41 +127,11 @@ def _copy_columns(model: type[models.Model], given: list[str]) -> tuple[str, str
         elif field.null or field.db_default is not models.NOT_PROVIDED:
             continue
         else:
-            raise BenchError(
-                f"bench/load.py does not know what to write into {model._meta.db_table}."
-                f"{field.column} (no default): add it to the loader"
-            )
+            raise BenchError(f"bench/load.py writes nothing into {field.column}: add it there")
         columns.append(field.column)
         constants.append(_copy_text(value))
     statement = f"COPY {model._meta.db_table} ({', '.join(columns)}) FROM STDIN"
     return statement, "".join(f"\t{c}" for c in constants) + "\n"
-
-
-def _user_triggers(conn: psycopg.Connection[Any], tables: list[str]) -> list[str]:
-    rows = conn.execute(
-        "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgrelid = ANY(%s::regclass[])",
-        [tables],
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
-def _chunks(players: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, players, CHUNK):
-        yield start, min(CHUNK, players - start)
-
-
-def _copy(
-    cursor: psycopg.Cursor[Any],
-    statement: str,
-    rows: Iterator[tuple[int, str]],
-    *,
-    desc: str,
-    total: int,
-) -> None:
-    with cursor.copy(statement) as copy, tqdm(total=total, unit="row", desc=desc) as bar:
-        for count, text in rows:
-            copy.write(text)
-            bar.update(count)
 
 
 def season_load(
@@ -196,64 +139,65 @@ def season_load(
 ) -> dict[str, Any]:
     """COPY N players, one match result each, and their totals (nothing in the mirror's outbox:
     the rebuild that follows puts them all in Redis)."""
-    clock = _Clock(season.starts_at)
     now = timezone.now()
     span = max(60, int((now - LOADED_BEFORE - season.starts_at).total_seconds()))
     created = now.strftime("%Y-%m-%d %H:%M:%S+00")
     sid, bid = season.pk, season.board_id
+    minutes: dict[int, str] = {}
+
+    def at(elapsed: int) -> str:
+        """A timestamp as COPY text, from a per-minute cache (a datetime a row costs more)."""
+        minute, second = divmod(elapsed, 60)
+        if minute not in minutes:
+            moment = season.starts_at + timedelta(minutes=minute)
+            minutes[minute] = moment.strftime("%Y-%m-%d %H:%M:")
+        return f"{minutes[minute]}{second:02d}+00"
+
+    def rows(line: Callable[[int, int, str], str], end: str) -> Iterator[tuple[int, str]]:
+        for start in range(0, players, CHUNK):
+            count = min(CHUNK, players - start)
+            if line is player_line:  # a player row has no points nor time to draw
+                yield count, "".join(line(start + i, 0, "") + end for i in range(count))
+                continue
+            points, elapsed = chunk_scores(seed, start, count, span)
+            lines = (line(start + i, points[i], at(elapsed[i])) + end for i in range(count))
+            yield count, "".join(lines)
+
+    def player_line(i: int, points: int, at: str) -> str:
+        return f"p{i}\tPlayer {i}\t\t{created}\t{created}"
 
     player_copy, player_end = _copy_columns(
-        Player, ["player_id", "display_name", "avatar_url", "created_at", "updated_at"]
+        Player, "player_id display_name avatar_url created_at updated_at"
     )
     result_copy, result_end = _copy_columns(
-        MatchResult,
-        ["board_id", "season_id", "match_id", "player_id", "points", "ended_at", "received_at"],
+        MatchResult, "board_id season_id match_id player_id points ended_at received_at"
     )
     total_copy, total_end = _copy_columns(
-        PlayerTotal,
-        ["season_id", "player_id", "points", "reached_at", "updated_at"],
+        PlayerTotal, "season_id player_id points reached_at updated_at"
     )
-
-    def player_rows() -> Iterator[tuple[int, str]]:
-        for start, count in _chunks(players):
-            yield (
-                count,
-                "".join(
-                    f"p{i}\tPlayer {i}\t\t{created}\t{created}{player_end}"
-                    for i in range(start, start + count)
-                ),
-            )
-
-    def result_rows() -> Iterator[tuple[int, str]]:
-        for start, count in _chunks(players):
-            points, elapsed = chunk_scores(seed, start, count, span)
-            lines = []
-            for offset in range(count):
-                i = start + offset
-                ts = clock.at(elapsed[offset])
-                # Matches of ten players each.
-                lines.append(
-                    f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{points[offset]}\t{ts}\t{ts}{result_end}"
-                )
-            yield count, "".join(lines)
-
-    def total_rows() -> Iterator[tuple[int, str]]:
-        for start, count in _chunks(players):
-            points, elapsed = chunk_scores(seed, start, count, span)
-            lines = []
-            for offset in range(count):
-                ts = clock.at(elapsed[offset])
-                lines.append(f"{sid}\tp{start + offset}\t{points[offset]}\t{ts}\t{ts}{total_end}")
-            yield count, "".join(lines)
-
+    copies = (
+        ("players", player_copy, player_line),
+        # Matches of ten players each.
+        (
+            "results",
+            result_copy,
+            lambda i, p, t: f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{p}\t{t}\t{t}",
+        ),
+        ("totals", total_copy, lambda i, p, t: f"{sid}\tp{i}\t{p}\t{t}\t{t}"),
+    )
+    ends = (player_end, result_end, total_end)
     tables = [Player._meta.db_table, MatchResult._meta.db_table, PlayerTotal._meta.db_table]
     started = time.perf_counter()
     with psycopg.connect(**env.conninfo()) as conn:
-        # As pg_restore --disable-triggers does: the generated rows are consistent by
-        # construction, and per-row foreign-key checks would dominate a load of millions. Only
-        # when the tables have no triggers of the app's own, whose work would be skipped too.
+        # As pg_restore --disable-triggers does: the rows are consistent by construction, and
+        # per-row foreign-key checks would dominate a load of millions; only when the tables
+        # have no triggers of the app's own, whose work would be skipped too.
+        triggers = conn.execute(
+            "SELECT 1 FROM pg_trigger WHERE NOT tgisinternal AND tgrelid = ANY(%s::regclass[])",
+            [tables],
+        ).fetchall()
         foreign_keys_checked = True
-        if not _user_triggers(conn, tables):
+        if not triggers:
             try:
                 conn.execute("SET session_replication_role = replica")
                 conn.commit()
@@ -261,26 +205,23 @@ def season_load(
             except psycopg.errors.InsufficientPrivilege:
                 conn.rollback()
         with conn.cursor() as cursor:
-            _copy(cursor, player_copy, player_rows(), desc="COPY players", total=players)
-            _copy(cursor, result_copy, result_rows(), desc="COPY results", total=players)
-            _copy(cursor, total_copy, total_rows(), desc="COPY totals", total=players)
+            for (what, statement, line), end in zip(copies, ends, strict=True):
+                with (
+                    cursor.copy(statement) as copy,
+                    tqdm(total=players, desc=f"COPY {what}") as bar,
+                ):
+                    for count, text in rows(line, end):
+                        copy.write(text)
+                        bar.update(count)
     copied = time.perf_counter() - started
     with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
         conn.execute("ANALYZE matches_player")
         conn.execute("ANALYZE matches_matchresult")
         # Sets the visibility map too, so the PostgreSQL baseline gets index-only scans.
         conn.execute("VACUUM (ANALYZE) matches_playertotal")
-        totals = conn.execute(
-            "SELECT count(*), coalesce(sum(points), 0) FROM matches_playertotal"
-            " WHERE season_id = %s",
-            [sid],
-        ).fetchone()
-        results = conn.execute(
-            "SELECT count(*), coalesce(sum(points), 0) FROM matches_matchresult"
-            " WHERE season_id = %s",
-            [sid],
-        ).fetchone()
-    elapsed = time.perf_counter() - started
+        sums = "SELECT count(*), coalesce(sum(points), 0) FROM {} WHERE season_id = %s"
+        totals = conn.execute(sums.format("matches_playertotal"), [sid]).fetchone()
+        results = conn.execute(sums.format("matches_matchresult"), [sid]).fetchone()
     return {
         "players": players,
         "results": results[0],
@@ -289,7 +230,7 @@ def season_load(
         "totals_equal_results": tuple(totals) == tuple(results),
         "foreign_keys_checked_during_copy": foreign_keys_checked,
         "copy_seconds": round(copied, 2),
-        "seconds_with_vacuum_analyze": round(elapsed, 2),
+        "seconds_with_vacuum_analyze": round(time.perf_counter() - started, 2),
         "rows_per_s": round(3 * players / copied),
         "score_distribution": "points ~ 1 + lognormal(mu=6, sigma=1.5), one result per player",
     }

@@ -1,9 +1,17 @@
-"""Facts about the machine and the software a result was measured on, kept with every result."""
+"""The machine a result was measured on: facts kept with every result, its speed (a fixed Python
+loop), and where its CPU went during a phase, by part: web, worker, Redis, PostgreSQL, the load
+generator, the harness, and everything else (other tenants of a shared box show up there).
+
+A part is named by the pid of the process that leads it: that process, its process group (a
+server the harness started leads its own) and its children (PostgreSQL's backends). Processes
+come and go within a phase and their time vanishes from /proc with them, so a part counts its
+live processes plus what they reaped from children that exited (cutime and cstime)."""
 
 from __future__ import annotations
 
 import os
 import platform
+import resource
 import subprocess
 import time
 from importlib import metadata
@@ -12,85 +20,30 @@ from typing import Any
 import psycopg
 import redis
 
-from .environment import BenchEnvironment
-from .options import ROOT
-from .stats import percentile
+from scripts.processes import ROOT
 
-PACKAGES = (
-    "Django",
-    "djangorestframework",
-    "redis",
-    "hiredis",
-    "psycopg",
-    "celery",
-    "uvicorn",
-    "uvloop",
-    "httptools",
-)
+from .core import percentile
+from .environment import BenchEnvironment, database_connections
+from .processes import proc_stats
+
+PACKAGES = "Django djangorestframework redis hiredis psycopg celery uvicorn uvloop httptools"
+_TICKS = os.sysconf("SC_CLK_TCK")
+# Parts not led by a known process are found by their command name.
+_NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
 
 
-def _read(path: str) -> str:
+def _line(path: str, prefix: str) -> str | None:
+    """The rest of the first line of `path` that starts with `prefix`."""
     try:
         with open(path) as f:
-            return f.read()
+            return next((ln[len(prefix) :].strip() for ln in f if ln.startswith(prefix)), None)
     except OSError:
-        return ""
+        return None
 
 
-def _cpu_model() -> str:
-    for line in _read("/proc/cpuinfo").splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _memory_gib() -> float:
-    for line in _read("/proc/meminfo").splitlines():
-        if line.startswith("MemTotal:"):
-            return round(int(line.split()[1]) / 2**20, 1)
-    return 0.0
-
-
-def _os_name() -> str:
-    for line in _read("/etc/os-release").splitlines():
-        if line.startswith("PRETTY_NAME="):
-            return line.split("=", 1)[1].strip('"')
-    return platform.platform()
-
-
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
-
-
-def _git() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        done = subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=False
-        )
-        return done.stdout.strip()
-
-    try:
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": "unknown", "dirty": None}
-
-
-def _redis_facts(env: BenchEnvironment) -> dict[str, Any]:
-    client = redis.Redis.from_url(env.redis_url, socket_timeout=5)
-    info = client.info()
-    return {
-        "version": info.get("redis_version"),
-        "allocator": info.get("mem_allocator"),
-        "appendonly": info.get("aof_enabled"),
-        "maxmemory": info.get("maxmemory"),
-        "process_id": info.get("process_id"),
-    }
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+    return done.stdout.strip()
 
 
 def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
@@ -99,8 +52,8 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
     with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
         facts: dict[str, Any] = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in names}
         conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (x int)")
+        commits = []
         try:
-            commits = []
             for _ in range(30):
                 started = time.perf_counter()
                 conn.execute("INSERT INTO bench_commit_probe VALUES (1)")
@@ -108,10 +61,7 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
         finally:
             conn.execute("DROP TABLE IF EXISTS bench_commit_probe")
     commits.sort()
-    facts["one_row_commit_ms"] = {
-        "p50": round(percentile(commits, 50), 3),
-        "p90": round(percentile(commits, 90), 3),
-    }
+    facts["one_row_commit_ms"] = {f"p{p}": round(percentile(commits, p), 3) for p in (50, 90)}
     return facts
 
 
@@ -126,32 +76,111 @@ def python_probe_ms() -> float:
     return round(best * 1000, 1)
 
 
+def machine_facts(env: BenchEnvironment, **tools: str) -> dict[str, Any]:
+    info = redis.Redis.from_url(env.redis_url, socket_timeout=5).info()
+    packages = {}
+    for name in PACKAGES.split():
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = "not installed"
+    memory = _line("/proc/meminfo", "MemTotal:")
+    return {
+        "python_probe_ms": python_probe_ms(),
+        "cores": os.cpu_count(),
+        "usable_cores": len(os.sched_getaffinity(0)),
+        "cpu_model": (_line("/proc/cpuinfo", "model name") or ": unknown").lstrip(": "),
+        "memory_gib": round(int(memory.split()[0]) / 2**20, 1) if memory else 0.0,
+        "os": (_line("/etc/os-release", "PRETTY_NAME=") or platform.platform()).strip('"'),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "packages": packages,
+        "redis": {
+            "version": info.get("redis_version"),
+            "allocator": info.get("mem_allocator"),
+            "appendonly": info.get("aof_enabled"),
+            "maxmemory": info.get("maxmemory"),
+            "process_id": info.get("process_id"),
+        },
+        "postgresql": _postgres_facts(env),
+        **tools,
+        "git": {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain"))},
+        "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
+    }
+
+
 def cpu_times() -> list[int]:
     """The machine's CPU ticks so far, by kind: user nice system idle iowait irq softirq steal."""
     with open("/proc/stat") as stat:
         return [int(v) for v in stat.readline().split()[1:9]]
 
 
-def cpu_ticks() -> tuple[int, int]:
-    """The machine's CPU ticks so far: (all, stolen by the hypervisor)."""
+def _busy_ticks() -> int:
     cpu = cpu_times()
-    return sum(cpu), cpu[7]
+    return sum(cpu[:3]) + sum(cpu[5:8])  # everything but idle and iowait
 
 
-def machine_facts(env: BenchEnvironment, *, wrk: str) -> dict[str, Any]:
-    return {
-        "python_probe_ms": python_probe_ms(),
-        "cores": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "cpu_model": _cpu_model(),
-        "memory_gib": _memory_gib(),
-        "os": _os_name(),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "packages": _package_versions(),
-        "redis": _redis_facts(env),
-        "postgresql": _postgres_facts(env),
-        "wrk": wrk,
-        "git": _git(),
-        "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
-    }
+def _own_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Window:
+    """`with Window(...)` around a load, or start() and load_stopped() where more follows the
+    load in the same phase: the CPU of each part over exactly that window and, given the bench's
+    environment, the database's connections after it and sessions opened meanwhile."""
+
+    def __init__(self, cpu_groups: dict[str, int], env: BenchEnvironment | None = None) -> None:
+        self.groups, self.env = cpu_groups, env  # part name -> pid of its leader
+        self.cpu: dict[str, float] = {}
+        self.connections: dict[str, int] = {}
+
+    def _part_ticks(self) -> dict[str, int]:
+        """Ticks of each part's live processes and their reaped children, now."""
+        leaders = {pid: name for name, pid in self.groups.items()}
+        named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
+        totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)
+        for pid, p in proc_stats().items():
+            part = (
+                leaders.get(pid) or leaders.get(p.pgrp) or leaders.get(p.ppid) or named.get(p.name)
+            )
+            if part is not None and pid != os.getpid():
+                totals[part] += p.ticks
+        return totals
+
+    def start(self) -> Window:
+        if self.env is not None:
+            self.sessions_before = database_connections(self.env)["sessions"]
+        self.started, self.parts, self.busy = time.monotonic(), self._part_ticks(), _busy_ticks()
+        self.own = _own_seconds(resource.RUSAGE_SELF)
+        self.children = _own_seconds(resource.RUSAGE_CHILDREN)
+        return self
+
+    def load_stopped(self) -> None:
+        seconds = max(time.monotonic() - self.started, 1e-6)
+        # A part can only lose time if one of its processes was reaped by an outsider.
+        used = {k: max(0, v - self.parts.get(k, 0)) / _TICKS for k, v in self._part_ticks().items()}
+        # wrk (and py-spy) are waited-for children of the harness: their rusage says it exactly.
+        used["wrk"] = _own_seconds(resource.RUSAGE_CHILDREN) - self.children
+        used["harness"] = _own_seconds(resource.RUSAGE_SELF) - self.own
+        busy = (_busy_ticks() - self.busy) / _TICKS / seconds
+        cores = {name: value / seconds for name, value in used.items()}
+        cores |= {"other": max(0.0, busy - sum(cores.values())), "machine_busy": busy}
+        self.cpu = {name: round(value, 3) for name, value in cores.items()}
+        if self.env is not None:
+            self.connections = database_connections(self.env)
+
+    def __enter__(self) -> Window:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None and not self.cpu:
+            self.load_stopped()
+
+    def figures(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {"cpu_cores": self.cpu}
+        if self.env is not None:
+            figures["database_connections_after"] = self.connections["open"]
+            opened = self.connections["sessions"] - self.sessions_before
+            figures["database_sessions_opened"] = opened
+        return figures

@@ -12,7 +12,6 @@ Results go to bench/results/operations-<N>.json and operations-latest.md (--resu
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import tempfile
 import time
@@ -20,10 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .environment import BenchEnvironment, bench_environment, database_ensure, django_setup
-from .errors import BenchError
-from .options import options_parse
-from .processes import stop_on_sigterm
+from .core import json_write, options_parse, program, say
+from .environment import OPTIONS, BenchEnvironment, bench_setup
 
 # Each page is asked this many times: the first shows a cold cache, the best the steady cost.
 PAGE_TRIES = 3
@@ -36,7 +33,7 @@ def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _say(message: str) -> None:
-    print(f"[operations] {message}", flush=True)
+    say(message, "operations")
 
 
 def _pages(client: Any, pages: dict[str, str]) -> dict[str, Any]:
@@ -58,18 +55,12 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     from django.test import Client
     from django.urls import reverse
 
-    from leaderboards import closing, reconciliation
+    from leaderboards import closing, exports, reconciliation
+    from leaderboards.models import ArchivedStanding
     from matches.models import PlayerTotal
-    from seasons import exports
-    from seasons.models import ArchivedStanding, RewardTier, Season
+    from seasons.models import RewardTier, Season
 
-    from .load import (
-        bench_reset,
-        season_load,
-        season_prepare,
-        season_rebuild,
-        season_reused,
-    )
+    from .load import bench_reset, season_load, season_prepare, season_rebuild, season_reused
 
     results: dict[str, Any] = {"players": players}
     season = season_reused(env, players=players) if reuse else None
@@ -134,13 +125,12 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     }
     _say(f"close: {seconds} s, {results['close']['archived']:,} standings archived")
 
+    archive = reverse("admin:leaderboards_archivedstanding_changelist")
     closed_pages = {
-        "archive changelist": reverse("admin:seasons_archivedstanding_changelist"),
-        "archive of the season": reverse("admin:seasons_archivedstanding_changelist")
-        + f"?season__id__exact={closed.pk}",
-        "archive: search an exact player id": reverse("admin:seasons_archivedstanding_changelist")
-        + f"?q={some_player}",
-        "rewards changelist": reverse("admin:seasons_seasonreward_changelist"),
+        "archive changelist": archive,
+        "archive of the season": archive + f"?season__id__exact={closed.pk}",
+        "archive: search an exact player id": archive + f"?q={some_player}",
+        "rewards changelist": reverse("admin:leaderboards_seasonreward_changelist"),
     }
     results["admin_closed_season"] = _pages(client, closed_pages)
 
@@ -198,20 +188,18 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = options_parse(argv)
-    stop_on_sigterm()
-    try:
-        env = bench_environment(options)
-        database_ensure(env)
-        django_setup(env.variables())
-        results = run(env, options.players, options.reuse_season)
-    except BenchError as exc:
-        print(f"[operations] ERROR: {exc}", file=sys.stderr, flush=True)
-        return 2
+    options = options_parse("bench.operations", __doc__, OPTIONS, argv)
+    found: dict[str, Any] = {}
+
+    def body() -> None:
+        env = bench_setup(options)
+        found["results"] = run(env, options.players, options.reuse_season)
+
+    if code := program("operations", body):
+        return code
     folder = options.results_dir
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"operations-{options.players}.json").write_text(json.dumps(results, indent=2))
-    (folder / "operations-latest.md").write_text(report(results))
+    json_write(found["results"], folder / f"operations-{options.players}.json")
+    (folder / "operations-latest.md").write_text(report(found["results"]))
     _say(f"wrote {folder / 'operations-latest.md'}")
     return 0
 

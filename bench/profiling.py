@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .errors import BenchError
-from .options import ROOT
+from scripts.processes import ROOT
+
+from .core import BenchError
 from .processes import BIN
 
 PROJECT_DIRS = ("config", "leaderboards", "matches", "seasons")
@@ -19,39 +20,16 @@ TOP = 12
 
 
 def py_spy() -> str | None:
-    found = shutil.which("py-spy")
-    if found:
-        return found
-    candidate = BIN / "py-spy"
-    return str(candidate) if candidate.exists() else None
+    return shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
 
 
 def profile_start(*, pid: int, seconds: float, output: Path) -> subprocess.Popen[bytes]:
-    tool = py_spy()
-    if tool is None:
-        raise BenchError("py-spy is not installed: pip install -e '.[bench]'")
-    return subprocess.Popen(
-        [
-            tool,
-            "record",
-            "--pid",
-            str(pid),
-            "--subprocesses",
-            "--nonblocking",
-            # Only threads holding the GIL: where the Python CPU goes, not who is waiting.
-            "--gil",
-            "--full-filenames",
-            "--nolineno",
-            "--format",
-            "raw",
-            "--duration",
-            str(max(1, round(seconds))),
-            "--output",
-            str(output),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    """py-spy on `pid`'s process and children, only threads holding the GIL: where the Python
+    CPU goes, not who is waiting."""
+    argv = [str(py_spy()), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
+    argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
+    argv += [str(max(1, round(seconds))), "--output", str(output)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def profile_finish(
@@ -74,13 +52,18 @@ def _where(frame: str) -> tuple[str, str]:
     return function, rest.rstrip(")")
 
 
+def _relative(path: str) -> Path | None:
+    try:
+        return Path(path).resolve().relative_to(ROOT)
+    except ValueError:
+        return None
+
+
 def _package(path: str) -> str:
     """site-packages' top-level package, `app:<dir>` for the project, `stdlib:<module>`."""
     if "site-packages/" in path:
         return path.split("site-packages/", 1)[1].split("/", 1)[0]
-    try:
-        relative = Path(path).resolve().relative_to(ROOT)
-    except ValueError:
+    if (relative := _relative(path)) is None:
         _, marker, rest = path.partition(f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/")
         return f"stdlib:{rest.split('/', 1)[0].removesuffix('.py')}" if marker else "other"
     return f"app:{relative.parts[0]}" if relative.parts[0] in PROJECT_DIRS else "other"
@@ -91,10 +74,7 @@ def _short(frame: str) -> str:
     if "site-packages/" in path:
         path = path.split("site-packages/", 1)[1]
     else:
-        try:
-            path = str(Path(path).resolve().relative_to(ROOT))
-        except ValueError:
-            path = Path(path).name
+        path = str(_relative(path) or Path(path).name)
     return f"{function} ({path})"
 
 
@@ -107,25 +87,22 @@ def profile_summary(raw: Path) -> dict[str, Any]:
     app_inclusive: Counter[str] = Counter()
     for line in raw.read_text(errors="replace").splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
+        frames = [f for f in stack.split(";") if " (" in f]
+        if not frames or not count_text.isdigit():
             continue
         count = int(count_text)
-        frames = [f for f in stack.split(";") if " (" in f]
-        if not frames:
-            continue
         total += count
-        leaf = frames[-1]
-        by_package[_package(_where(leaf)[1])] += count
-        self_frames[_short(leaf)] += count
+        by_package[_package(_where(frames[-1])[1])] += count
+        self_frames[_short(frames[-1])] += count
         for frame in set(frames):
             if _package(_where(frame)[1]).startswith("app:"):
                 app_inclusive[_short(frame)] += count
+    if total == 0:
+        return {"samples": 0}
 
     def shares(counter: Counter[str]) -> list[list[Any]]:
         return [[name, round(100 * n / total, 1)] for name, n in counter.most_common(TOP)]
 
-    if total == 0:
-        return {"samples": 0}
     return {
         "samples": total,
         "self_by_package_pct": shares(by_package),

@@ -1,159 +1,192 @@
-"""Read endpoints under wrk at a fixed concurrency (the ping ceiling, rank, top 100, around-me,
-and the bare ASGI app as the machine's reference), then at fixed shares of the rate just
-measured, open loop, for their latency."""
+"""The reads: "What's my rank?" without the API (raw ZREVRANK on the key the gateway names, the
+gateway's Lua read, and the relational baseline, a count over a B-tree in PostgreSQL); the read
+endpoints and the bare ASGI app (the machine's reference) under wrk at a fixed concurrency; then
+each endpoint at fixed shares of the rate just measured, open loop (h2load), for its latency."""
 
 from __future__ import annotations
 
 import json
 import random
-import urllib.error
+import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from seasons.models import Season
+import psycopg
+import redis
 
-from .environment import BenchEnvironment
-from .errors import BenchError
+from leaderboards import store
+
+from .core import BenchError, latency_summary
+from .environment import Bench
 from .h2load import h2load_open_loop
 from .load import profile_cache_clear
-from .options import Options
+from .machine import Window
 from .processes import Started
-from .window import Window, wrk_timed
 from .wrk import WrkLoad
 
 # The offered rates of the open-loop runs, in percent of the rate wrk measured at saturation.
 OPEN_READ_SHARES = (50, 70)
-
 PATHS = {
     "ping": "/api/v1/ping",
     "rank": "/api/v1/leaderboard/players/{player}?board={board}&season={season}",
     "top": "/api/v1/leaderboard/top?limit=100&board={board}&season={season}",
     "around": "/api/v1/leaderboard/players/{player}/around?n=5&board={board}&season={season}",
 }
+INDEX = "bench_total_season_points"
+RANK_SQL = "SELECT count(*) + 1 FROM matches_playertotal WHERE season_id = %s AND points > %s"
 
 
-def endpoint_check(server: Started, kind: str, season: Season) -> None:
-    """One request first: a wrong URL must fail loudly, not measure a fast 404."""
-    path = PATHS[kind].format(player="p0", board=season.board.slug, season=season.slug)
-    try:
-        with urllib.request.urlopen(server.url + path, timeout=10) as response:  # noqa: S310
-            json.loads(response.read())
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise BenchError(f"GET {path} failed: {exc}") from exc
+def _timed(calls: list[Any]) -> list[float]:
+    samples = []
+    for call in calls:
+        started = time.perf_counter_ns()
+        call()
+        samples.append((time.perf_counter_ns() - started) / 1e6)
+    return samples
 
 
-def read_load(*, wrk: str, server: Started, kind: str, season: Season, options: Options) -> WrkLoad:
+def rank_baselines(bench: Bench) -> dict[str, Any]:
+    """One client, one call at a time, each a round trip on loopback, for the same players:
+    ZREVRANK, the gateway's Lua read (the rank endpoint's), then PostgreSQL's count."""
+    options, season = bench.options, bench.season
+    rng = random.Random(options.seed)
+    player_ids = [f"p{rng.randrange(options.players)}" for _ in range(options.zrevrank_samples)]
+    key = store.standings_key(season.pk)
+    client = redis.Redis.from_url(bench.env.redis_url, socket_timeout=5)
+    warm = player_ids[:500]
+    _timed([lambda p=p: client.zrevrank(key, p) for p in warm])
+    started = time.perf_counter()
+    raw = _timed([lambda p=p: client.zrevrank(key, p) for p in player_ids])
+    raw_seconds = time.perf_counter() - started
+    _timed([lambda p=p: store.read_rank(season.pk, p) for p in warm])
+    lua = _timed([lambda p=p: store.read_rank(season.pk, p) for p in player_ids])
+    return {
+        "zrevrank": {
+            **latency_summary(raw),
+            "ops_per_s_one_client": round(len(raw) / raw_seconds),
+            "missing_of_first_100": sum(client.zrevrank(key, p) is None for p in player_ids[:100]),
+        },
+        "gateway_read_rank": {
+            **latency_summary(lua),
+            "what": "store.read_rank: the Lua script the rank endpoint runs (ZREVRANK, ZCARD, "
+            "ZSCORE, ZCOUNT)",
+        },
+        "postgres_count": postgres_rank(bench, player_ids[: options.pg_samples]),
+    }
+
+
+def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
+    """count(*) + 1 over a B-tree on (season_id, points), built (and vacuumed, so the count is
+    index-only) for this phase and dropped after, so it never slows ingest."""
+    sid = bench.season.pk
+    with psycopg.connect(**bench.env.conninfo(), autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        started = time.perf_counter()
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {INDEX} ON matches_playertotal (season_id, points)"
+        )
+        conn.execute("VACUUM (ANALYZE) matches_playertotal")
+        index_seconds = time.perf_counter() - started
+        try:
+            points = dict(
+                conn.execute(
+                    "SELECT player_id, points FROM matches_playertotal"
+                    " WHERE season_id = %s AND player_id = ANY(%s)",
+                    [sid, player_ids],
+                ).fetchall()
+            )
+            thresholds = [points[p] for p in player_ids if p in points]
+            plan = conn.execute("EXPLAIN (FORMAT JSON) " + RANK_SQL, [sid, thresholds[0]])
+            plan = plan.fetchone()[0][0]["Plan"]
+            for threshold in thresholds[:5]:
+                conn.execute(RANK_SQL, [sid, threshold], prepare=True)
+            samples: list[float] = []
+            deadline = time.perf_counter() + bench.options.pg_seconds
+            for threshold in thresholds:
+                if samples and time.perf_counter() > deadline:
+                    break
+                samples += _timed(
+                    [lambda t=threshold: conn.execute(RANK_SQL, [sid, t], prepare=True)]
+                )
+        finally:
+            conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
+    nodes = []
+    while plan:
+        index = f" ({plan['Index Name']})" if "Index Name" in plan else ""
+        nodes.append(plan.get("Node Type", "?") + index)
+        plan = (plan.get("Plans") or [{}])[0]
+    return {
+        **latency_summary(samples),
+        "query": RANK_SQL,
+        "index": f"{INDEX} ON matches_playertotal (season_id, points)",
+        "index_build_seconds": round(index_seconds, 2),
+        "plan": " > ".join(nodes),
+    }
+
+
+def _path(kind: str, bench: Bench, player: str = "p0") -> str:
+    season = bench.season
+    return PATHS[kind].format(player=player, board=season.board.slug, season=season.slug)
+
+
+def read_load(bench: Bench, server: Started, kind: str) -> WrkLoad:
     """wrk asking for the endpoint (bench/wrk/read.lua, random players) on the read connections."""
-    return WrkLoad(
-        wrk=wrk,
-        url=server.url,
-        script="read.lua",
-        args=[kind, str(options.players), season.board.slug, season.slug],
-        connections=options.connections,
-        threads=options.threads,
-    )
-
-
-def fixed_load(*, wrk: str, url: str, options: Options) -> WrkLoad:
-    """wrk asking for one URL (bench/wrk/fixed.lua) on the read connections."""
-    return WrkLoad(
-        wrk=wrk,
-        url=url,
-        script="fixed.lua",
-        args=[],
-        connections=options.connections,
-        threads=options.threads,
-    )
+    options, season = bench.options, bench.season
+    args = [kind, str(options.players), season.board.slug, season.slug]
+    return WrkLoad(bench.wrk, server.url, "read.lua", args, options.connections, options.threads)
 
 
 def endpoint_measure(
-    *,
-    wrk: str,
-    env: BenchEnvironment,
-    server: Started,
-    kind: str,
-    season: Season,
-    options: Options,
-    cpu_groups: dict[str, int],
+    bench: Bench, server: Started, kind: str, cpu: dict[str, int]
 ) -> dict[str, Any]:
-    # Every endpoint starts from a cold profile cache, so the order of the runs (and which
-    # server went first) does not decide how many names come from Redis instead of PostgreSQL.
-    profile_cache_clear(env)
-    endpoint_check(server, kind, season)
-    result, window = wrk_timed(
-        read_load(wrk=wrk, server=server, kind=kind, season=season, options=options),
-        seconds=options.read_seconds,
-        warmup_seconds=options.warmup_seconds,
-        cpu_groups=cpu_groups,
-        env=env,
-    )
-    return {
-        "path": PATHS[kind],
-        **result.as_dict(),
-        "connections": options.connections,
-        "threads": options.threads,
-        **window,
-    }
+    """An endpoint at saturation. Every endpoint starts from a cold profile cache, so the order of
+    the runs does not decide how many names come from Redis instead of PostgreSQL; and a wrong
+    URL fails loudly first, not as a fast 404."""
+    profile_cache_clear(bench.env)
+    try:
+        with urllib.request.urlopen(server.url + _path(kind, bench), timeout=10) as answer:  # noqa: S310
+            json.loads(answer.read())
+    except (OSError, ValueError) as exc:
+        raise BenchError(f"GET {_path(kind, bench)} failed: {exc}") from exc
+    options = bench.options
+    load = read_load(bench, server, kind)
+    figures = load.timed(options.read_seconds, options.warmup_seconds, cpu, bench.env)
+    return {"path": PATHS[kind], **figures}
 
 
-def reference_measure(
-    *, wrk: str, server: Started, options: Options, cpu_groups: dict[str, int]
-) -> dict[str, Any]:
-    """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load: the machine's
-    reference for any Python server with this worker count."""
-    result, window = wrk_timed(
-        fixed_load(wrk=wrk, url=server.url + "/", options=options),
-        seconds=options.read_seconds,
-        warmup_seconds=options.warmup_seconds,
-        cpu_groups=cpu_groups,
+def reference_measure(bench: Bench, server: Started) -> dict[str, Any]:
+    """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load."""
+    options = bench.options
+    load = WrkLoad(
+        bench.wrk, server.url + "/", "fixed.lua", [], options.connections, options.threads
     )
-    return {
-        "path": "/",
-        "app": "bench.apps.bare:application",
-        **result.as_dict(),
-        "connections": options.connections,
-        "threads": options.threads,
-        **window,
-    }
+    figures = load.timed(options.read_seconds, options.warmup_seconds, {"web": server.pid})
+    return {"path": "/", "app": "bench.apps.bare:application", **figures}
 
 
 def endpoint_open_loop(
-    *,
-    h2load: str,
-    server: Started,
-    kind: str,
-    season: Season,
-    options: Options,
-    saturation_per_s: float,
-    work_dir: Path,
-    cpu_groups: dict[str, int],
+    bench: Bench, server: Started, kind: str, saturation_per_s: float, cpu: dict[str, int]
 ) -> dict[str, Any]:
     """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered by h2load on a
     schedule; right after its saturation run, so its caches are as that run left them."""
-    board, slug = season.board.slug, season.slug
-    fixed = "{player}" not in PATHS[kind]
+    options = bench.options
 
     def uris(rng: random.Random, count: int) -> list[str]:
-        if fixed:
-            return [server.url + PATHS[kind].format(board=board, season=slug)]
-        path = PATHS[kind]
-        return [
-            server.url
-            + path.format(player=f"p{rng.randrange(options.players)}", board=board, season=slug)
-            for _ in range(count)
-        ]
+        if "{player}" not in PATHS[kind]:
+            return [server.url + _path(kind, bench)]
+        players = (f"p{rng.randrange(options.players)}" for _ in range(count))
+        return [server.url + _path(kind, bench, player) for player in players]
 
     runs: dict[str, Any] = {}
     for share in OPEN_READ_SHARES:
-        with Window(cpu_groups=cpu_groups) as window:
+        with Window(cpu) as window:
             figures = h2load_open_loop(
-                h2load=h2load,
+                h2load=bench.h2load,
                 uris=uris,
                 rate=saturation_per_s * share / 100,
                 connections=options.openread_connections,
                 seconds=options.openread_seconds,
-                work_dir=work_dir,
+                work_dir=bench.log_dir / "h2load",
                 label=f"{kind}-{share}",
                 seed=options.seed,
             )

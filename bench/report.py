@@ -1,146 +1,82 @@
-"""A run's results: ratios and targets derived from the figures, then the JSON, the Markdown
-summary, the charts, and (for real runs into bench/results) the summary in bench/README.md."""
+"""A run's results: ratios and the verdict on each target derived from the figures, then the
+JSON, the Markdown summary, the charts, and (for real runs into bench/results) the summary in
+bench/README.md. Every table is explained in bench/README.md ("What a run does")."""
 
 from __future__ import annotations
 
-import json
+import argparse
 import re
 from pathlib import Path
 from typing import Any
 
 from .charts import charts_write
-from .environment import PUBLIC_RATE_NEVER_REACHED, BenchEnvironment
+from .core import RESULTS, get, json_write, ms, n, pct, share, table
+from .environment import PUBLIC_RATE_NEVER_REACHED
 from .ingest import EDGE_SECONDS, SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE
-from .options import RESULTS, ROOT, Options
 
 TARGET_PLAYERS = 10_000_000
-README = ROOT / "bench" / "README.md"
-README_START = "<!-- latest-summary:start -->"
-README_END = "<!-- latest-summary:end -->"
+README = RESULTS.parent / "README.md"
+README_BLOCK = re.compile(
+    "(<!-- latest-summary:start -->\n).*?(\n<!-- latest-summary:end -->)", re.S
+)
 # Cores used by processes outside the benchmark above which a run is flagged as noisy.
 NOISY_CORES = 0.25
 CPU_PARTS = ("web", "worker", "redis", "postgres", "wrk", "harness", "other", "machine_busy")
 # The open-loop targets: a search that reaches this rate, single results this fresh, and a last
-# stretch of the main phase no worse than this many times its first, or this many ms more, which
-# ever is larger: a backlog that grows shows as seconds by the end of a minute, while a p99 of tens
-# of milliseconds moves by tens between stretches (one coalescing window is 50 ms).
+# stretch of the main phase no worse than this many times its first, or this many ms more,
+# whichever is larger (a growing backlog shows as seconds by the end of a minute, while a p99 of
+# tens of ms moves by tens between stretches: one coalescing window is 50 ms).
 SEARCH_GOAL = 8000
 SINGLE_FRESHNESS_P99_MS = 250
 GROWTH_LIMIT = 1.5
 GROWTH_SLACK_MS = 100
-# Where a miss of an open-loop target at the main rate is explained: its CPU and the profile of
-# batch ingest.
+# Where a miss is explained: the path of the phase's figures (its CPU), and its profile's label.
 MAIN_PHASE = (("open_loop", "batch"), "ingest_batch")
-# Below this share of the offered rate answered, an open-loop latency figure is flagged: the
-# schedule was not kept, so some of the load was never measured.
+BATCH_PHASE = (("ingest", "batch"), "ingest_batch")
+# Below this share of the offered rate answered, an open-loop latency figure is flagged.
 OPEN_READ_ANSWERED_SHARE = 0.99
-# The PostgreSQL settings the summary quotes (all of them are in the JSON).
-QUOTED_SETTINGS = (
-    "shared_buffers",
-    "effective_cache_size",
-    "max_wal_size",
-    "checkpoint_timeout",
-    "wal_compression",
-    "synchronous_commit",
-    "fsync",
-    "full_page_writes",
-    "autovacuum_vacuum_scale_factor",
-)
-
-
-def config_facts(options: Options, env: BenchEnvironment) -> dict[str, Any]:
-    return {
-        "players": options.players,
-        "tiny": options.tiny,
-        "read_seconds": options.read_seconds,
-        "warmup_seconds": options.warmup_seconds,
-        "openread_seconds": options.openread_seconds,
-        "openread_connections": options.openread_connections,
-        "stacks_seconds": options.stacks_seconds,
-        "ingest_seconds": options.ingest_seconds,
-        "connections": options.connections,
-        "threads": options.threads,
-        "ingest_connections": options.ingest_connections,
-        "web_workers": options.web_workers,
-        "worker_concurrency": options.worker_concurrency,
-        "probe_rate_per_s": options.probe_rate,
-        "probe_players": options.probe_players,
-        "open_rate": options.open_rate,
-        "open_seconds": options.open_seconds,
-        "search_seconds": options.search_seconds,
-        "search_steps": options.search_steps or None,
-        "single_rate": options.single_rate,
-        "senders": options.senders,
-        "drain_seconds": options.drain_seconds,
-        "database": env.database,
-        "database_server": "the bench's own cluster" if env.cluster else "--database-url",
-        "key_prefix": env.key_prefix,
-        "cache_prefix": env.cache_prefix,
-        "broker_url": env.broker_url,
-        "seed": options.seed,
-    }
-
-
-def _get(data: dict[str, Any], *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    return data
+WHOLE_UNITS = ("results/s", "players/s", "x", "%")  # printed without decimals
+QUOTED_SETTINGS = """shared_buffers effective_cache_size max_wal_size checkpoint_timeout
+wal_compression synchronous_commit fsync full_page_writes autovacuum_vacuum_scale_factor"""
+TARGET_NOTES = {
+    "Raw ZREVRANK vs PostgreSQL count (p50)": "the count reads about N/2 index entries per query "
+    "while ZREVRANK is O(log N), so the ratio grows with N; judge it at 10 million players",
+    "Redis memory per player": "a sorted set costs a dict entry, a skiplist node and the member "
+    "string per player; the figure depends on the ids' length and on the dict's fill (it doubles "
+    "in steps)",
+}
 
 
 def _target(
     name: str,
     value: float | None,
     goal: float,
-    *,
-    higher_is_better: bool,
     unit: str,
+    *,
+    higher: bool,
     failed: float = 0.0,
     digits: int | None = None,
     phase: tuple[tuple[str, ...], str] | None = None,
 ) -> dict[str, Any]:
-    """The verdict on one target; `failed` is the share of the phase's requests that failed,
-    which makes a throughput figure suspect (fast errors count as requests); `digits` is how
-    the summary prints the value and the goal; `phase` where a miss is explained (the path of
-    its figures, the label of its profile)."""
-    target: dict[str, Any] = {
-        "name": name,
-        "value": None if value is None else round(value, 3),
-        "goal": goal,
-        "unit": unit,
-        "higher_is_better": higher_is_better,
-        "digits": digits,
-        "phase": phase,
-    }
+    """The verdict on one target; `failed` is the share of the phase's requests that failed (fast
+    errors count as requests); `digits` how the value prints; `phase` where a miss is explained."""
+    target: dict[str, Any] = {"name": name, "value": None if value is None else round(value, 3)}
+    target.update(goal=goal, unit=unit, higher_is_better=higher, digits=digits, phase=phase)
     if value is None:
         return {**target, "status": "NO DATA", "margin_pct": None, "verdict": "no data"}
-    if higher_is_better:
-        passed = value >= goal
-        margin = (value / goal - 1) * 100
-        verdict = (
-            f"{margin:+.0f}% over the target"
-            if passed
-            else f"short by {-margin:.0f}% (needs {goal / value:.2f}x)"
-            if value > 0
-            else "zero"
-        )
+    passed = value >= goal if higher else value <= goal
+    margin = (value / goal - 1) * 100 if higher else (1 - value / goal) * 100
+    if higher:
+        verdict = f"{margin:+.0f}% over the target" if passed else "zero"
+        if not passed and value > 0:
+            verdict = f"short by {-margin:.0f}% (needs {goal / value:.2f}x)"
     else:
-        passed = value <= goal
-        margin = (1 - value / goal) * 100
-        verdict = (
-            f"{margin:.0f}% under the limit"
-            if passed
-            else f"over by {-margin:.0f}% ({value / goal:.2f}x the limit)"
-        )
+        verdict = f"{margin:.0f}% under the limit" if passed else ""
+        verdict = verdict or f"over by {-margin:.0f}% ({value / goal:.2f}x the limit)"
     if failed > 0.001:
         verdict += f"; {failed:.1%} of the requests failed"
-    return {
-        **target,
-        "status": "PASS" if passed else "MISS",
-        "margin_pct": round(margin, 1),
-        "verdict": verdict,
-    }
+    status = "PASS" if passed else "MISS"
+    return {**target, "status": status, "margin_pct": round(margin, 1), "verdict": verdict}
 
 
 def _failed_share(figures: dict[str, Any] | None) -> float:
@@ -150,39 +86,20 @@ def _failed_share(figures: dict[str, Any] | None) -> float:
 
 
 def derive(results: dict[str, Any]) -> None:
-    """Add every ratio and the verdict on each target of the issue to the results."""
-    bare = _get(results, "http", "reference", "bare_asgi", "requests_per_s")
+    """Add every ratio and the verdict on each target to the results."""
+    bare = get(results, "http", "reference", "bare_asgi", "requests_per_s")
     for server, endpoints in (results.get("http") or {}).items():
-        ceiling = _get(endpoints, "ping", "requests_per_s")
+        ceiling = get(endpoints, "ping", "requests_per_s")
         for figures in endpoints.values():
             if ceiling:
                 figures["ratio_to_ceiling"] = round(figures["requests_per_s"] / ceiling, 3)
             if bare and server != "reference":
                 figures["ratio_to_bare_asgi"] = round(figures["requests_per_s"] / bare, 3)
-    stacks = _get(results, "stacks", "rows") or []
-    stack_bare = next(
-        (
-            r["requests_per_s"]
-            for r in stacks
-            if r["stack"] == "bare_asgi_uvicorn" and "requests_per_s" in r
-        ),
-        None,
-    )
-    for row in stacks:
-        if stack_bare and "requests_per_s" in row:
-            row["ratio_to_bare_asgi"] = round(row["requests_per_s"] / stack_bare, 3)
     rank = results.get("rank") or {}
-    redis_p50 = _get(rank, "zrevrank", "p50_ms")
-    pg_p50 = _get(rank, "postgres_count", "p50_ms")
-    if redis_p50 and pg_p50:
+    if get(rank, "zrevrank", "p50_ms") and get(rank, "postgres_count", "p50_ms"):
         rank["zrevrank_vs_postgres"] = {
-            "p50": round(pg_p50 / redis_p50, 1),
-            "p99": round(
-                _get(rank, "postgres_count", "p99_ms") / _get(rank, "zrevrank", "p99_ms"), 1
-            ),
-            "mean": round(
-                _get(rank, "postgres_count", "mean_ms") / _get(rank, "zrevrank", "mean_ms"), 1
-            ),
+            stat: round(rank["postgres_count"][f"{stat}_ms"] / rank["zrevrank"][f"{stat}_ms"], 1)
+            for stat in ("p50", "p99", "mean")
         }
     others = [cpu.get("other", 0.0) for _, cpu in _cpu_rows(results)]
     if others:
@@ -190,92 +107,48 @@ def derive(results: dict[str, Any]) -> None:
             "other_cores_mean": round(sum(others) / len(others), 3),
             "other_cores_max": round(max(others), 3),
         }
-    batch_failed = _failed_share(_get(results, "ingest", "batch", "requests"))
+    batch = get(results, "ingest", "batch") or {}
     results["targets"] = [
         *_read_targets(results),
-        _target(
-            "Raw ZREVRANK vs PostgreSQL count (p50)",
-            _get(rank, "zrevrank_vs_postgres", "p50"),
-            1000,
-            higher_is_better=True,
-            unit="x",
-        ),
-        _target(
-            "Ingest through batches of 100",
-            _get(results, "ingest", "batch", "accepted_results_per_s"),
-            6000,
-            higher_is_better=True,
-            unit="results/s",
-            failed=batch_failed,
-        ),
-        _target(
-            "Freshness p99 under batch ingest",
-            _get(results, "ingest", "batch", "freshness", "freshness", "p99_ms"),
-            1000,
-            higher_is_better=False,
-            unit="ms",
-        ),
-        _target(
-            "Redis memory per player",
-            _get(results, "memory", "bytes_per_player"),
-            100,
-            higher_is_better=False,
-            unit="bytes",
-        ),
-        _target(
-            "Rebuild from PostgreSQL",
-            _get(results, "rebuild", "players_per_s"),
-            200_000,
-            higher_is_better=True,
-            unit="players/s",
-        ),
+        _target("Raw ZREVRANK vs PostgreSQL count (p50)", get(rank, "zrevrank_vs_postgres", "p50"),
+                1000, "x", higher=True),
+        _target("Ingest through batches of 100", batch.get("accepted_results_per_s"), 6000,
+                "results/s", higher=True, failed=_failed_share(batch.get("requests")),
+                phase=BATCH_PHASE),
+        _target("Freshness p99 under batch ingest", get(batch, "freshness", "freshness", "p99_ms"),
+                1000, "ms", higher=False, phase=BATCH_PHASE),
+        _target("Redis memory per player", get(results, "memory", "bytes_per_player"), 100,
+                "bytes", higher=False),
+        _target("Rebuild from PostgreSQL", get(results, "rebuild", "players_per_s"), 200_000,
+                "players/s", higher=True),
         *_open_loop_targets(results),
-    ]
+    ]  # fmt: skip
 
 
 def _read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Throughput as a share of the ping ceiling or of the bare ASGI app (both in the same run),
     and rank's latency at 70% of its own maximum rate, offered open loop."""
-    cached = _get(results, "http", "cached") or {}
+    cached = get(results, "http", "cached") or {}
     targets = []
     for name, endpoint, ratio, goal in (
-        ("Rank: throughput vs the bare ASGI app", "rank", "ratio_to_bare_asgi", 15),
-        ("Rank: throughput vs the ping ceiling", "rank", "ratio_to_ceiling", 85),
-        (
-            "Top 100 (top cache 1 s): throughput vs the ping ceiling",
-            "top100",
-            "ratio_to_ceiling",
-            80,
-        ),
-        ("Around-me (n=5): throughput vs the ping ceiling", "around", "ratio_to_ceiling", 60),
+        ("Rank: throughput vs the bare ASGI app", "rank", "bare_asgi", 15),
+        ("Rank: throughput vs the ping ceiling", "rank", "ceiling", 85),
+        ("Top 100 (top cache 1 s): throughput vs the ping ceiling", "top100", "ceiling", 80),
+        ("Around-me (n=5): throughput vs the ping ceiling", "around", "ceiling", 60),
     ):
-        value = _get(cached, endpoint, ratio)
-        targets.append(
-            _target(
-                name,
-                None if value is None else value * 100,
-                goal,
-                higher_is_better=True,
-                unit="%",
-                failed=_failed_share(cached.get(endpoint)),
-                phase=(("http", "cached", endpoint), "rank" if endpoint == "rank" else ""),
-            )
-        )
-    at_70 = _get(cached, "rank", "open_loop", "70") or {}
-    failed = (
-        (at_70.get("non_2xx", 0) + at_70.get("errors", 0)) / at_70["requests"]
-        if at_70.get("requests")
-        else 0.0
-    )
+        value = get(cached, endpoint, f"ratio_to_{ratio}")
+        phase = (("http", "cached", endpoint), "rank" if endpoint == "rank" else "")
+        failed = _failed_share(cached.get(endpoint))
+        value = None if value is None else value * 100
+        targets.append(_target(name, value, goal, "%", higher=True, failed=failed, phase=phase))
+    at_70 = get(cached, "rank", "open_loop", "70") or {}
+    requests = at_70.get("requests")
+    failed = (at_70.get("non_2xx", 0) + at_70.get("errors", 0)) / requests if requests else 0.0
+    phase = (("http", "cached", "rank", "open_loop", "70"), "rank")
     for label, key, limit in (("p99", "p99_ms", 20), ("p99.9", "p999_ms", 50)):
+        name = f"Rank at 70% of its maximum rate (open loop): {label}"
         target = _target(
-            f"Rank at 70% of its maximum rate (open loop): {label}",
-            at_70.get(key),
-            limit,
-            higher_is_better=False,
-            unit="ms",
-            failed=failed,
-            phase=(("http", "cached", "rank", "open_loop", "70"), "rank"),
+            name, at_70.get(key), limit, "ms", higher=False, failed=failed, phase=phase
         )
         answered = at_70.get("achieved_share")
         if answered is not None and answered < OPEN_READ_ANSWERED_SHARE:
@@ -285,749 +158,532 @@ def _read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _open_loop_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    rate = _n(_get(results, "config", "open_rate"))
-    main = _get(results, "open_loop", "batch") or {}
-    share = main.get("accepted_share")
-    first = _get(main, "freshness_first", "p99_ms")
-    last = _get(main, "freshness_last", "p99_ms")
-    edge = _n(main.get("edge_seconds", EDGE_SECONDS))
-    growth = _target(
-        f"No growth at {rate}/s: last-{edge}-s freshness p99 (<= {GROWTH_LIMIT:g}x the "
-        f"first {edge} s or {GROWTH_SLACK_MS} ms more, under 1 s)",
-        last,
-        min(max(GROWTH_LIMIT * first, first + GROWTH_SLACK_MS), SUSTAINED_FRESHNESS_P99_MS)
-        if first
-        else SUSTAINED_FRESHNESS_P99_MS,
-        higher_is_better=False,
-        unit="ms",
-        phase=MAIN_PHASE,
-    )
+    rate, single_rate = (n(get(results, "config", key)) for key in ("open_rate", "single_rate"))
+    main = get(results, "open_loop", "batch") or {}
+    accepted = main.get("accepted_share")
+    first, last = (get(main, key, "p99_ms") for key in ("freshness_first", "freshness_last"))
+    edge = n(main.get("edge_seconds", EDGE_SECONDS))
+    limit = SUSTAINED_FRESHNESS_P99_MS
+    if first:
+        limit = min(max(GROWTH_LIMIT * first, first + GROWTH_SLACK_MS), limit)
+    name = (f"No growth at {rate}/s: last-{edge}-s freshness p99 (<= {GROWTH_LIMIT:g}x the first "
+            f"{edge} s or {GROWTH_SLACK_MS} ms more, under 1 s)")  # fmt: skip
+    growth = _target(name, last, limit, "ms", higher=False, phase=MAIN_PHASE)
     if main and last is None:
-        growth.update(
-            status="MISS",
-            verdict="no probe posted then became visible (its POST failed or it was lost)",
-        )
+        verdict = "no probe posted then became visible (its POST failed or it was lost)"
+        growth.update(status="MISS", verdict=verdict)
+    single = (("open_loop", "single"), "ingest_single")
     return [
-        _target(
-            f"{rate}/s offered in batches of 100: share accepted",
-            None if share is None else share * 100,
-            SUSTAINED_SHARE * 100,
-            higher_is_better=True,
-            unit="%",
-            digits=2,
-            phase=MAIN_PHASE,
-        ),
-        _target(
-            f"Freshness p99 at {rate}/s (whole window)",
-            _get(main, "freshness_window", "p99_ms"),
-            SUSTAINED_FRESHNESS_P99_MS,
-            higher_is_better=False,
-            unit="ms",
-            phase=MAIN_PHASE,
-        ),
+        _target(f"{rate}/s offered in batches of 100: share accepted",
+                None if accepted is None else accepted * 100, SUSTAINED_SHARE * 100, "%",
+                higher=True, digits=2, phase=MAIN_PHASE),
+        _target(f"Freshness p99 at {rate}/s (whole window)",
+                get(main, "freshness_window", "p99_ms"), SUSTAINED_FRESHNESS_P99_MS, "ms",
+                higher=False, phase=MAIN_PHASE),
         growth,
-        _target(
-            "Highest rate with freshness p99 < 1 s (batches of 100)",
-            _get(results, "open_loop", "search", "highest_sustained_rate"),
-            SEARCH_GOAL,
-            higher_is_better=True,
-            unit="results/s",
-            phase=MAIN_PHASE,
-        ),
-        _target(
-            f"Single results at {_n(_get(results, 'config', 'single_rate'))}/s: freshness p99",
-            _get(results, "open_loop", "single", "freshness_window", "p99_ms"),
-            SINGLE_FRESHNESS_P99_MS,
-            higher_is_better=False,
-            unit="ms",
-            phase=(("open_loop", "single"), "ingest_single"),
-        ),
-    ]
+        _target("Highest rate with freshness p99 < 1 s (batches of 100)",
+                get(results, "open_loop", "search", "highest_sustained_rate"), SEARCH_GOAL,
+                "results/s", higher=True, phase=MAIN_PHASE),
+        _target(f"Single results at {single_rate}/s: freshness p99",
+                get(results, "open_loop", "single", "freshness_window", "p99_ms"),
+                SINGLE_FRESHNESS_P99_MS, "ms", higher=False, phase=single),
+    ]  # fmt: skip
 
 
-def report_write(results: dict[str, Any], options: Options) -> list[Path]:
+def report_write(results: dict[str, Any], options: argparse.Namespace) -> list[Path]:
+    """latest.json and latest.md (and, with --baseline NAME, a named copy of both to compare
+    later runs with); a real run into bench/results also replaces bench/README.md's summary."""
     derive(results)
-    out = options.results_dir
+    out: Path = options.results_dir
     out.mkdir(parents=True, exist_ok=True)
-    written = []
     charts: list[Path] = []
-    if options.charts:
+    if not options.no_charts:
         try:
             charts = charts_write(results, out)
         except Exception as exc:  # noqa: BLE001 - charts never cost a run its figures
             results.setdefault("errors", []).append({"phase": "charts", "error": repr(exc)})
     results["charts"] = [path.name for path in charts]
-    text = json.dumps(results, indent=2, default=str)
-    stamped = out / f"{results['run']}-{results['players']}.json"
-    for path in (stamped, out / "latest.json"):
-        path.write_text(text + "\n")
-        written.append(path)
-    summary = out / "latest.md"
-    summary.write_text(markdown(results, images=""))
-    written += [summary, *charts]
+    names = ["latest"]
+    if options.baseline:
+        names.append(f"baseline-{options.baseline}-{results['players']}")
+    written = []
+    for name in names:
+        json_write(results, out / f"{name}.json")
+        (out / f"{name}.md").write_text(markdown(results, images=""))
+        written += [out / f"{name}.json", out / f"{name}.md"]
     if out.resolve() == RESULTS.resolve() and not options.tiny and README.exists():
-        readme_update(markdown(results, images="results/", heading_level=3))
+        summary = markdown(results, images="results/", heading_level=3)
+        README.write_text(README_BLOCK.sub(lambda m: m[1] + summary + m[2], README.read_text()))
         written.append(README)
-    return written
-
-
-def readme_update(summary: str) -> None:
-    text = README.read_text()
-    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)
-    block = f"{README_START}\n{summary}\n{README_END}"
-    if pattern.search(text):
-        README.write_text(pattern.sub(lambda _: block, text))
+    return written + charts
 
 
 # --- Markdown --------------------------------------------------------------------------------
 
 
-def _n(value: Any, digits: int = 0) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, int | float):
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
-def _ms(value: Any) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
-
-
-def _digits(target: dict[str, Any]) -> int:
-    if target.get("digits") is not None:
-        return int(target["digits"])
-    return 0 if target["unit"] in ("results/s", "players/s", "x", "%") else 1
-
-
-def _value(target: dict[str, Any]) -> str:
-    if target["value"] is None:
-        return "–"
-    return f"{_n(target['value'], _digits(target))} {target['unit']}"
-
-
-def _machine_line(results: dict[str, Any]) -> str:
-    m = results.get("machine") or {}
-    packages = m.get("packages") or {}
-    git = m.get("git") or {}
-    commit = (git.get("commit") or "unknown")[:10] + (
-        " (uncommitted changes)" if git.get("dirty") else ""
-    )
-    return (
-        f"{m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, {m.get('os')}; "
-        f"Python {m.get('python')}, Django {packages.get('Django')}, "
-        f"Redis {_get(m, 'redis', 'version')}, "
-        f"PostgreSQL {_get(m, 'postgresql', 'server_version')}, "
-        f"{m.get('wrk', '').split(' [')[0]}; a one-row PostgreSQL commit takes "
-        f"{_get(m, 'postgresql', 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; "
-        f"load average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}; "
-        f"a fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
-        f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
-        f"CPU stolen by the hypervisor during the run: {m.get('steal_share', '–')}"
-    )
-
-
-def _postgres_line(results: dict[str, Any]) -> str:
-    pg = _get(results, "machine", "postgresql") or {}
-    settings = pg.get("settings") or {}
-    quoted = ", ".join(f"{name} {settings[name]}" for name in QUOTED_SETTINGS if name in settings)
-    return f"{pg.get('cluster', '–')}; {quoted}"
-
-
-def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
-    h = "#" * heading_level
-    c = results.get("config") or {}
-    lines = [
-        f"{h} Benchmark: {results['players']:,} players "
-        f"({results.get('mode')} run {results['run']})",
-        "",
-        f"Machine: {_machine_line(results)}.",
-        "",
-        f"Load: wrk {c.get('threads')} threads x {c.get('connections')} connections on reads "
-        f"({_n(c.get('read_seconds'), 0)} s each after {_n(c.get('warmup_seconds'), 0)} s of "
-        f"warm-up), {c.get('ingest_connections')} connections on writes "
-        f"({_n(c.get('ingest_seconds'), 0)} s per mode); uvicorn {c.get('web_workers')} workers, "
-        f"Celery concurrency {c.get('worker_concurrency')}; every process on this one machine. "
-        f"Open loop: {_n(c.get('open_rate'))} results/s in batches of 100 and "
-        f"{_n(c.get('single_rate'))} single results/s, {_n(c.get('open_seconds'))} s each, "
-        f"from {c.get('senders')} senders; the rate search {_n(c.get('search_seconds'))} s a "
-        f"rate. Whole run: {_n(results.get('seconds'), 0)} s.",
-        "",
-        f"PostgreSQL: {_postgres_line(results)}.",
-        "",
-    ]
-    if results["players"] < TARGET_PLAYERS:
-        lines += [
-            f"> The targets are set at {TARGET_PLAYERS:,} players; at {results['players']:,} "
-            "the verdicts below are indicative only.",
-            "",
-        ]
-    noise = results.get("noise") or {}
-    if noise.get("other_cores_mean", 0) > NOISY_CORES:
-        lines += [
-            f"> **Noisy machine**: processes outside the benchmark used "
-            f"{noise['other_cores_mean']:.2f} cores on average during the measured phases (up to "
-            f"{noise['other_cores_max']:.2f}); the figures are lower than this machine can do. "
-            "See the CPU table.",
-            "",
-        ]
-    if results.get("interrupted"):
-        lines += ["> **Interrupted**: figures are partial.", ""]
-    lines += _targets_section(results, h)
-    lines += _rank_section(results, h)
-    lines += _http_section(results, h)
-    lines += _open_read_section(results, h)
-    lines += _stacks_section(results, h)
-    lines += _ingest_section(results, h)
-    lines += _open_loop_section(results, h)
-    lines += _search_section(results, h)
-    lines += _postgres_section(results, h)
-    lines += _memory_rebuild_section(results, h)
-    lines += _cpu_section(results, h)
-    lines += _profile_section(results, h)
-    if results.get("charts"):
-        lines += [f"{h}# Charts", ""]
-        lines += [f"![{name}]({images}{name})" for name in results["charts"]]
-        lines.append("")
-    if results.get("errors"):
-        lines += [f"{h}# Errors", ""]
-        lines += [f"- {e['phase']}: {e['error']}" for e in results["errors"]]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _targets_section(results: dict[str, Any], h: str) -> list[str]:
-    lines = [f"{h}# Targets", "", "| Target | Measured | Goal | Result |", "|---|---:|---:|---|"]
-    for t in results.get("targets", []):
-        sign = ">=" if t["higher_is_better"] else "<="
-        goal = f"{sign} {_n(t['goal'], t['digits'] or 0)} {t['unit']}"
-        lines.append(f"| {t['name']} | {_value(t)} | {goal} | **{t['status']}**, {t['verdict']} |")
-    return [*lines, "", *_misses_section(results)]
-
-
-# Where to look when a target is missed: the phase's CPU figures and its profile.
-_TARGET_PHASES = {
-    "Ingest through batches of 100": (("ingest", "batch"), "ingest_batch"),
-    "Freshness p99 under batch ingest": (("ingest", "batch"), "ingest_batch"),
-}
-_TARGET_NOTES = {
-    "Raw ZREVRANK vs PostgreSQL count (p50)": (
-        "the count reads about N/2 index entries per query while ZREVRANK is O(log N), so the "
-        "ratio grows with N; judge it at 10 million players"
-    ),
-    "Redis memory per player": (
-        "a sorted set costs a dict entry, a skiplist node and the member string per player; "
-        "the figure depends on the ids' length and on the dict's fill (it doubles in steps)"
-    ),
-}
-
-
-def _misses_section(results: dict[str, Any]) -> list[str]:
-    lines = []
-    for target in results.get("targets", []):
-        if target["status"] != "MISS":
-            continue
-        notes = []
-        path, profile = _TARGET_PHASES.get(target["name"]) or target.get("phase") or (None, None)
-        cpu = (_get(results, *path) or {}).get("cpu_cores") if path else None
-        if cpu:
-            parts = ", ".join(
-                f"{name.replace('machine_busy', 'busy')} {cpu.get(name, 0):.2f}"
-                for name in CPU_PARTS
-                if cpu.get(name, 0) >= 0.05
-            )
-            notes.append(f"CPU in cores during the phase: {parts}")
-        for part, summary in ((results.get("profiles") or {}).get(profile) or {}).items():
-            if isinstance(summary, dict) and summary.get("samples"):
-                top = ", ".join(
-                    f"`{name}` {pct}%" for name, pct in summary["app_functions_inclusive_pct"][:3]
-                )
-                notes.append(f"{part} profile: {top}")
-        if target["name"] in _TARGET_NOTES:
-            notes.append(_TARGET_NOTES[target["name"]])
-        if notes:
-            lines.append(f"- {target['name']}: " + "; ".join(notes) + ".")
-    return [*lines, ""] if lines else []
-
-
-def _rank_section(results: dict[str, Any], h: str) -> list[str]:
-    rank = results.get("rank") or {}
-    api = _get(results, "http", "cached", "rank") or {}
-    z = rank.get("zrevrank") or {}
-    lua = rank.get("gateway_read_rank") or {}
-    pg = rank.get("postgres_count") or {}
-    ratio = rank.get("zrevrank_vs_postgres") or {}
-    c = results.get("config") or {}
-    lines = [
-        f"{h}# What's my rank?",
-        "",
-        "| Path | Throughput | p50 ms | p99 ms | Note |",
-        "|---|---:|---:|---:|---|",
-        f"| API `GET /api/v1/leaderboard/players/{{id}}` (wrk, {c.get('connections')} connections)"
-        f" | {_n(api.get('requests_per_s'))} req/s | {_ms(api.get('p50_ms'))} | "
-        f"{_ms(api.get('p99_ms'))} | {_pct(api.get('ratio_to_ceiling'))} of the ping ceiling, "
-        f"{_pct(api.get('ratio_to_bare_asgi'))} of the bare ASGI app |",
-        f"| Gateway Lua `store.read_rank` (redis-py, one client) | – | {_ms(lua.get('p50_ms'))} | "
-        f"{_ms(lua.get('p99_ms'))} | ZREVRANK + ZCARD + ZSCORE + ZCOUNT in one script |",
-        f"| Raw `ZREVRANK` (redis-py, one client) | {_n(z.get('ops_per_s_one_client'))} ops/s | "
-        f"{_ms(z.get('p50_ms'))} | {_ms(z.get('p99_ms'))} | {_n(z.get('samples'))} samples |",
-        f"| PostgreSQL `count(*) + 1 ... points > x` | – | {_ms(pg.get('p50_ms'))} | "
-        f"{_ms(pg.get('p99_ms'))} | {_n(pg.get('samples'))} samples; plan: {pg.get('plan', '–')} |",
-        "",
-        f"Raw ZREVRANK is **{_n(ratio.get('p50'))}x** faster than the PostgreSQL count at p50 "
-        f"({_n(ratio.get('p99'))}x at p99, {_n(ratio.get('mean'))}x on the mean). Both are one "
-        "client's round trips on loopback; the index is a B-tree on (season_id, points), built "
-        f"in {_n(pg.get('index_build_seconds'), 1)} s and vacuumed so the count is index-only.",
-        "",
-    ]
-    return lines
-
-
-SERVER_LABELS = {"reference": "bare ASGI app", "cached": "1 s", "uncached": "off"}
-
-
-def _pct(ratio: float | None) -> str:
-    return "–" if ratio is None else f"{ratio * 100:,.0f}%"
-
-
-def _http_section(results: dict[str, Any], h: str) -> list[str]:
-    bare = _get(results, "http", "reference", "bare_asgi") or {}
-    c = results.get("config") or {}
-    lines = [
-        f"{h}# Read endpoints against the framework ceiling and the machine's reference",
-        "",
-        'The ceiling is `GET /api/v1/ping`, a DRF view that returns `{"ok": true}`, served by '
-        "the same server the same way. A server with `LEADERBOARD_TOP_CACHE_SECONDS=1` and one "
-        "with `0` were started in turn; each endpoint's ratio is to that server's own ping. The "
-        "machine's reference is a bare ASGI app (`bench/apps/bare.py`, a 70-byte JSON answer to "
-        f"any GET, no framework) under uvicorn with the same {c.get('web_workers')} workers and "
-        f"flags, measured the same way in the same run: **{_n(bare.get('requests_per_s'))} "
-        f"req/s** (p50 {_ms(bare.get('p50_ms'))} ms, p99 {_ms(bare.get('p99_ms'))} ms). The "
-        f"public rate limit is on (`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): every "
-        "read pays for it, none is refused, and a 429 would count as an error.",
-        "",
-        "| Endpoint | Top cache | req/s | % of ping | % of bare ASGI | p50 ms | p99 ms | max ms "
-        "| errors | PG sessions opened | PG connections after |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for server, endpoints in (results.get("http") or {}).items():
-        for name, f in endpoints.items():
-            errors = sum((f.get("errors") or {}).values())
-            reference = server == "reference"
-            lines.append(
-                f"| {'bare ASGI app (reference)' if reference else name} | "
-                f"{'–' if reference else SERVER_LABELS.get(server, server)} | "
-                f"{_n(f.get('requests_per_s'))} | {_pct(f.get('ratio_to_ceiling'))} | "
-                f"{'100%' if reference else _pct(f.get('ratio_to_bare_asgi'))} | "
-                f"{_ms(f.get('p50_ms'))} | {_ms(f.get('p99_ms'))} | {_ms(f.get('max_ms'))} | "
-                f"{errors} | {_n(f.get('database_sessions_opened'))} | "
-                f"{f.get('database_connections_after', '–')} |"
-            )
-    return [*lines, ""]
-
-
-def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
-    cached = _get(results, "http", "cached") or {}
-    runs = [
-        (name, share, run)
-        for name, f in cached.items()
-        for share, run in (f.get("open_loop") or {}).items()
-    ]
-    if not runs:
-        return []
-    first = runs[0][2]
-    lines = [
-        f"{h}# Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
-        "",
-        "Right after its saturation run above, each endpoint is offered 50% and then 70% of the "
-        f"rate wrk just measured, for {_n(first.get('seconds'))} s each, by h2load (`--rps`) "
-        f"over {_n(first.get('connections'))} connections ({_n(first.get('loaders'))} processes, "
-        "each with its own list of random players), each connection on its own schedule. "
-        "Latencies are every answer of the window, from h2load's per-request log: a request due "
-        "while its connection still waits is sent when the answer comes and timed from that "
-        "send, so a connection's wait beyond its interval (the connections' count over the "
-        "rate) is not counted; the answered rate shows whether the schedule was kept. "
-        "Unanswered: sent but not answered when the window closed.",
-        "",
-        "| Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | p99.9 ms "
-        "| max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for name, share, run in runs:
-        lines.append(
-            f"| {name} | {share}% | {_n(run.get('offered_per_s'))} | "
-            f"{_n(run.get('achieved_per_s'))} | {_ms(run.get('p50_ms'))} | "
-            f"{_ms(run.get('p90_ms'))} | **{_ms(run.get('p99_ms'))}** | "
-            f"**{_ms(run.get('p999_ms'))}** | {_ms(run.get('max_ms'))} | "
-            f"{_n(run.get('non_2xx'))} ({_n(run.get('throttled_429'))}) | "
-            f"{_n(run.get('errors'))} | {_n(run.get('unanswered_at_end'))} | "
-            f"{_ms(cached[name].get('p99_ms'))} | {_cpu_brief(run.get('cpu_cores'))} |"
-        )
-    return [*lines, ""]
-
-
-def _stacks_section(results: dict[str, Any], h: str) -> list[str]:
-    stacks = results.get("stacks") or {}
-    if not stacks.get("rows"):
-        return []
-    lines = [
-        f"{h}# Serving stacks side by side",
-        "",
-        f"The same trivial answer from each stack, {stacks.get('workers')} worker processes, wrk "
-        f"{stacks.get('threads')} threads x {stacks.get('connections')} connections, "
-        f"{_n(stacks.get('seconds'))} s each after 1 s of warm-up; the share is of the bare ASGI "
-        "app under uvicorn in this table.",
-        "",
-        "| App | Server | Interface | Path | req/s | % of bare ASGI | p50 ms | p99 ms | errors "
-        "| web CPU (cores) |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in stacks["rows"]:
-        head = f"| {row['app']} | {row['server']} | {row['interface']} | `{row['path']}` |"
-        if "skipped" in row:
-            lines.append(f"{head} – | – | – | – | – | skipped: {row['skipped']} |")
-            continue
-        lines.append(
-            f"{head} {_n(row.get('requests_per_s'))} | {_pct(row.get('ratio_to_bare_asgi'))} | "
-            f"{_ms(row.get('p50_ms'))} | {_ms(row.get('p99_ms'))} | "
-            f"{sum((row.get('errors') or {}).values())} | "
-            f"{_n(_get(row, 'cpu_cores', 'web'), 2)} |"
-        )
-    return [*lines, ""]
-
-
-def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
-    lines = [
-        f"{h}# Ingest: HTTP, PostgreSQL commit, Celery mirror",
-        "",
-        "| Mode | Accepted results/s | Requests/s | POST p50 ms | POST p99 ms | Freshness p50 ms "
-        "| p99 ms | max ms | Probes (lost) | Backlog at stop | Drained in | Redis = PostgreSQL "
-        "| PG sessions opened |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
-    ]
-    for mode, f in (results.get("ingest") or {}).items():
-        fresh = _get(f, "freshness", "freshness") or {}
-        backlog = _get(f, "mirror", "backlog_when_load_stopped") or {}
-        consistency = f.get("consistency_after_drain") or {}
-        lines.append(
-            f"| {mode} ({f.get('batch_size')} a request) | "
-            f"**{_n(f.get('accepted_results_per_s'))}** | "
-            f"{_n(_get(f, 'requests', 'requests_per_s'))} | {_ms(_get(f, 'requests', 'p50_ms'))} | "
-            f"{_ms(_get(f, 'requests', 'p99_ms'))} | {_ms(fresh.get('p50_ms'))} | "
-            f"{_ms(fresh.get('p99_ms'))} | {_ms(fresh.get('max_ms'))} | "
-            f"{_n(fresh.get('samples'))} ({_get(f, 'freshness', 'lost')}) | "
-            f"{_n(backlog.get('unmirrored_totals'))} totals, {_n(backlog.get('queued_tasks'))} "
-            f"tasks | {_drained(f.get('mirror') or {})} | "
-            f"{consistency.get('checked', 0) - consistency.get('mismatched', 0)}"
-            f"/{consistency.get('checked', 0)} | {_n(f.get('database_sessions_opened'))} |"
-        )
-    lines += [
-        "",
-        "Accepted results are counted in PostgreSQL (rows received in the window), freshness by "
-        "a probe that posts single results for players wrk never writes and polls the public "
-        "rank endpoint after each 201 until the new total shows (as in the open-loop phases "
-        "below).",
-        "",
-    ]
-    return lines
-
-
-def _cpu_brief(cpu: dict[str, float] | None) -> str:
+def _cpu(cpu: dict[str, float] | None, floor: float = 0.01) -> str:
     if not cpu:
         return "–"
-    return ", ".join(
-        f"{name.replace('machine_busy', 'busy')} {cpu[name]:.2f}"
-        for name in CPU_PARTS
-        if cpu.get(name, 0) >= 0.01
-    )
-
-
-def _share(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2%}"
+    parts = [name for name in CPU_PARTS if cpu.get(name, 0) >= floor]
+    return ", ".join(f"{p.replace('machine_busy', 'busy')} {cpu[p]:.2f}" for p in parts)
 
 
 def _backlog(f: dict[str, Any]) -> str:
-    backlog = _get(f, "mirror", "backlog_when_load_stopped") or {}
-    return f"{_n(backlog.get('unmirrored_totals'))} totals, {_n(backlog.get('queued_tasks'))} tasks"
-
-
-def _probes(f: dict[str, Any]) -> str:
-    """Probe results seen in the window, then those never seen and those refused (all phases)."""
-    probe = f.get("freshness") or {}
-    return (
-        f"{_n(_get(f, 'freshness_window', 'samples'))} "
-        f"({_n(probe.get('lost'))}, {_n(probe.get('failed_posts'))})"
-    )
-
-
-def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
-    opened = results.get("open_loop") or {}
-    rows = [(name, f) for name, f in _open_loop_rows(results) if not name.startswith("search")]
-    if not rows:
-        return []
-    edge = _n(rows[0][1].get("edge_seconds"))
-    lines = [
-        f"{h}# Ingest at a fixed rate (open loop)",
-        "",
-        "| Phase | Offered results/s | Accepted results/s | Accepted | Not sent on time | "
-        f"Errors | POST p50 ms | POST p99 ms | Freshness p50 ms | p99 ms | max ms | First {edge} "
-        f"s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | Drained in | "
-        "PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-        "---:|---:|---|",
-    ]
-    for name, f in rows:
-        fresh = f.get("freshness_window") or {}
-        post = _get(f, "sender", "post_latency") or {}
-        answers = _get(f, "sender", "answers") or {}
-        errors = sum(n for status, n in answers.items() if status not in ("200", "201"))
-        pg = f.get("postgres") or {}
-        lines.append(
-            f"| {name} | {_n(f.get('offered_results_per_s'))} | "
-            f"**{_n(f.get('accepted_results_per_s'))}** | {_share(f.get('accepted_share'))} | "
-            f"{_n(_get(f, 'sender', 'not_sent_on_time'))} | {_n(errors)} | "
-            f"{_ms(post.get('p50_ms'))} | {_ms(post.get('p99_ms'))} | "
-            f"{_ms(fresh.get('p50_ms'))} | {_ms(fresh.get('p99_ms'))} | "
-            f"{_ms(fresh.get('max_ms'))} | {_ms(_get(f, 'freshness_first', 'p99_ms'))} | "
-            f"{_ms(_get(f, 'freshness_last', 'p99_ms'))} | "
-            f"{_probes(f)} | {_backlog(f)} | "
-            f"{_drained(f.get('mirror') or {})} | {_n(pg.get('statements_per_result'), 3)} | "
-            f"{_n(pg.get('wal_bytes_per_result'))} | {_share(pg.get('buffer_hit_ratio'))} | "
-            f"{_cpu_brief(f.get('cpu_cores'))} |"
-        )
-    main = opened.get("batch") or {}
-    sender = main.get("sender") or {}
-    lag = sender.get("send_lag") or {}
-    lines += [
-        "",
-        f"{_n(sender.get('senders'))} senders each POST on a schedule of "
-        "their own whether or not earlier answers came back (no coordinated omission); a sender "
-        f"with {sender.get('max_in_flight_per_sender', '–')} requests unanswered does not send "
-        "the next one but counts it as not sent on time. Accepted results are the offered ones "
-        "PostgreSQL received in the window (and committed, then or in the drain after). "
-        "Freshness: a probe posts "
-        f"{_n(_get(results, 'config', 'probe_rate_per_s'))} single results a second for players "
-        "the load never writes and, after each 201, polls `GET /api/v1/leaderboard/players/{id}` "
-        "every 10 ms (a tenth of the result's age once it is older than 100 ms) until the points "
-        "reach the 201's total; p50/p99/max are over the whole window, then over its first and "
-        f"last {_n(main.get('edge_seconds'))} s, where a growing backlog shows. The harness sent "
-        f"{_n(sender.get('sent_late'))} of the main phase's requests more than "
-        f"{_n(sender.get('late_after_ms'))} ms after their slot (send lag p99 "
-        f"{_ms(lag.get('p99_ms'))} ms). PostgreSQL's figures cover the load and the mirror's "
-        "drain after it.",
-        "",
-    ]
-    return lines
-
-
-def _search_section(results: dict[str, Any], h: str) -> list[str]:
-    search = _get(results, "open_loop", "search")
-    if not search:
-        return []
-    main = _get(results, "open_loop", "batch") or {}
-    edge = _n(main.get("edge_seconds"))
-    lines = [
-        f"{h}# Highest rate kept up with (batches of 100)",
-        "",
-        f"A rate is kept up with when at least {SUSTAINED_SHARE:.1%} of the offered results are "
-        f"accepted, the freshness p99 over the window is under "
-        f"{_n(SUSTAINED_FRESHNESS_P99_MS)} ms and no probe is lost or refused. The main phase "
-        f"({_n(main.get('rate_results_per_s'))}/s) "
-        f"{'was' if search.get('direction') == 'up' else 'was not'}, so the search went "
-        f"{search.get('direction')}wards, {_n(search.get('seconds'))} s a rate, the mirror "
-        "drained between rates.",
-        "",
-        f"| Rate | Accepted results/s | Accepted | Freshness p99 ms | First {edge} s p99 | Last "
-        f"{edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for step in search.get("steps", []):
-        lines.append(
-            f"| {_n(step.get('rate_results_per_s'))} | {_n(step.get('accepted_results_per_s'))} | "
-            f"{_share(step.get('accepted_share'))} | "
-            f"{_ms(_get(step, 'freshness_window', 'p99_ms'))} | "
-            f"{_ms(_get(step, 'freshness_first', 'p99_ms'))} | "
-            f"{_ms(_get(step, 'freshness_last', 'p99_ms'))} | "
-            f"{_probes(step)} | {_backlog(step)} | "
-            f"{_cpu_brief(step.get('cpu_cores'))} | {'yes' if step.get('sustained') else 'no'} |"
-        )
-    highest = search.get("highest_sustained_rate")
-    lines += [
-        "",
-        f"Highest rate kept up with: **{_n(highest)} results/s**."
-        if highest
-        else "Highest rate kept up with: **none of the rates tried**.",
-        "",
-    ]
-    return lines
-
-
-def _autovacuum(ran: dict[str, dict[str, int]] | None) -> str:
-    if not ran:
-        return "–" if ran is None else "none"
-    return ", ".join(
-        f"{table} ({counts['autovacuums']} vacuum, {counts['autoanalyzes']} analyze)"
-        for table, counts in sorted(ran.items())
-    )
-
-
-def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
-    phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
-    phases += _open_loop_rows(results)
-    phases = [(name, f["postgres"]) for name, f in phases if f.get("postgres")]
-    if not phases:
-        return []
-    lines = [
-        f"{h}# PostgreSQL's side of ingest",
-        "",
-        "From PostgreSQL's statistics over each phase's load and the mirror's drain after it, "
-        "per result accepted meanwhile: statements from pg_stat_statements (the servers' only: "
-        "the harness's own are not counted), WAL from the cluster's WAL position, the hit ratio "
-        "of the bench database's buffer cache, checkpoints and autovacuum runs (per table) that "
-        "fell in the phase.",
-        "",
-        "| Phase | Results | Statements/result | Commits/result | WAL bytes/result | "
-        "Full-page images | Hit ratio | Blocks read | Checkpoints | Autovacuum |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for name, pg in phases:
-        lines.append(
-            f"| {name} | {_n(pg.get('results'))} | {_n(pg.get('statements_per_result'), 3)} | "
-            f"{_n(pg.get('commits_per_result'), 3)} | {_n(pg.get('wal_bytes_per_result'))} | "
-            f"{_n(pg.get('wal_full_page_images'))} | {_share(pg.get('buffer_hit_ratio'))} | "
-            f"{_n(pg.get('blocks_read'))} | {_n(pg.get('checkpoints'))} | "
-            f"{_autovacuum(pg.get('autovacuum'))} |"
-        )
-    quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
-    for name, pg in phases:
-        if name in quoted and pg.get("top_statements"):
-            lines += ["", f"Costliest statements, {name}:", ""]
-            lines += [
-                f"- {_n(t['calls'])} calls ({_n(t['calls_per_result'], 3)} a result), mean "
-                f"{_ms(t['mean_ms'])} ms, {_n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
-                for t in pg["top_statements"]
-            ]
-    return [*lines, ""]
+    backlog = get(f, "mirror", "backlog_when_load_stopped") or {}
+    return f"{n(backlog.get('unmirrored_totals'))} totals, {n(backlog.get('queued_tasks'))} tasks"
 
 
 def _drained(mirror: dict[str, Any]) -> str:
     if mirror.get("drained"):
         return f"{mirror.get('drain_seconds')} s"
-    left = mirror.get("backlog_left") or {}
+    left = n(get(mirror, "backlog_left", "unmirrored_totals"))
     return (
-        f"no: {_n(left.get('unmirrored_totals'))} totals still unmirrored after "
-        f"{mirror.get('drain_seconds')} s (failed mirror tasks; the sweep is not run here)"
+        f"no: {left} totals still unmirrored after {mirror.get('drain_seconds')} s (failed "
+        "mirror tasks; the sweep is not run here)"
     )
 
 
+def _probes(f: dict[str, Any]) -> str:
+    """Probe results seen in the window, then those never seen and those refused (all phases)."""
+    probe = f.get("freshness") or {}
+    seen = n(get(f, "freshness_window", "samples"))
+    return f"{seen} ({n(probe.get('lost'))}, {n(probe.get('failed_posts'))})"
+
+
+def _open_loop_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every open-loop phase, named by its rate, in the order it ran."""
+    opened = results.get("open_loop") or {}
+    rows = [opened["batch"]] if opened.get("batch") else []
+    rows += get(opened, "search", "steps") or []
+    rows += [opened["single"]] if opened.get("single") else []
+    named = []
+    for f in rows:
+        batch = f.get("batch_size")
+        unit = "single results" if batch == 1 else f"results in batches of {batch}"
+        search = "search: " if "sustained" in f else ""
+        named.append((f"{search}open loop {n(f.get('rate_results_per_s'))}/s, {unit}", f))
+    return named
+
+
+def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
+    rows = []
+    for server, endpoints in (results.get("http") or {}).items():
+        where = {"cached": "top cache 1 s", "uncached": "top cache off"}.get(server, server)
+        for name, f in endpoints.items():
+            rows.append((f"{name} ({where})", f.get("cpu_cores")))
+            for at, run in (f.get("open_loop") or {}).items():
+                rows.append((f"{name} at {at}%, open loop ({where})", run.get("cpu_cores")))
+    rows += [
+        (f"ingest {mode}", f.get("cpu_cores")) for mode, f in (results.get("ingest") or {}).items()
+    ]
+    rows += [(name, f.get("cpu_cores")) for name, f in _open_loop_rows(results)]
+    return [(name, cpu) for name, cpu in rows if cpu]
+
+
+def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
+    h = "#" * heading_level
+    c, m = results.get("config") or {}, results.get("machine") or {}
+    git = m.get("git") or {}
+    commit = (git.get("commit") or "unknown")[:10] + (
+        " (uncommitted changes)" if git.get("dirty") else ""
+    )
+    settings = get(m, "postgresql", "settings") or {}
+    quoted = ", ".join(f"{k} {settings[k]}" for k in QUOTED_SETTINGS.split() if k in settings)
+    lines = [
+        f"{h} Benchmark: {results['players']:,} players ({results.get('mode')} run "
+        f"{results['run']})",
+        "",
+        f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
+        f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
+        f"{get(m, 'redis', 'version')}, PostgreSQL {get(m, 'postgresql', 'server_version')}, "
+        f"{m.get('wrk', '').split(' [')[0]}; a one-row PostgreSQL commit takes "
+        f"{get(m, 'postgresql', 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; load "
+        f"average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}; a "
+        f"fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
+        f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
+        f"CPU stolen by the hypervisor during the run: {m.get('steal_share', '–')}.",
+        "",
+        f"Load: wrk {c.get('threads')} threads x {c.get('connections')} connections on reads "
+        f"({n(c.get('read_seconds'))} s each after {n(c.get('warmup_seconds'))} s of warm-up), "
+        f"{c.get('ingest_connections')} connections on writes ({n(c.get('ingest_seconds'))} s "
+        f"per mode); uvicorn {c.get('web_workers')} workers, Celery concurrency "
+        f"{c.get('worker_concurrency')}; every process on this one machine. Open loop: "
+        f"{n(c.get('open_rate'))} results/s in batches of 100 and {n(c.get('single_rate'))} single "
+        f"results/s, {n(c.get('open_seconds'))} s each, from {c.get('senders')} senders; the rate "
+        f"search {n(c.get('search_seconds'))} s a rate. Whole run: {n(results.get('seconds'))} s.",
+        "",
+        f"PostgreSQL: {get(m, 'postgresql', 'cluster') or '–'}; {quoted}.",
+        "",
+    ]
+    if results["players"] < TARGET_PLAYERS:
+        lines += [f"> The targets are set at {TARGET_PLAYERS:,} players; at {results['players']:,} "
+                  "the verdicts below are indicative only.", ""]  # fmt: skip
+    noise = results.get("noise") or {}
+    if noise.get("other_cores_mean", 0) > NOISY_CORES:
+        lines += [f"> **Noisy machine**: processes outside the benchmark used "
+                  f"{noise['other_cores_mean']:.2f} cores on average during the measured phases "
+                  f"(up to {noise['other_cores_max']:.2f}); the figures are lower than this "
+                  "machine can do. See the CPU table.", ""]  # fmt: skip
+    if results.get("interrupted"):
+        lines += ["> **Interrupted**: figures are partial.", ""]
+    for section in SECTIONS:
+        lines += section(results, h)
+    if results.get("charts"):
+        lines += [f"{h}# Charts", "", *(f"![{c}]({images}{c})" for c in results["charts"]), ""]
+    if results.get("errors"):
+        lines += [
+            f"{h}# Errors",
+            "",
+            *(f"- {e['phase']}: {e['error']}" for e in results["errors"]),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _targets_section(results: dict[str, Any], h: str) -> list[str]:
+    rows, misses = [], []
+    for t in results.get("targets", []):
+        digits = t["digits"] if t["digits"] is not None else 0 if t["unit"] in WHOLE_UNITS else 1
+        value = "–" if t["value"] is None else f"{n(t['value'], digits)} {t['unit']}"
+        sign = ">=" if t["higher_is_better"] else "<="
+        goal = f"{sign} {n(t['goal'], t['digits'] or 0)} {t['unit']}"
+        rows.append((t["name"], value, goal, f"**{t['status']}**, {t['verdict']}"))
+        if t["status"] != "MISS":
+            continue
+        # Where to look when a target is missed: the phase's CPU and its profile.
+        path, profile = t.get("phase") or (None, None)
+        notes = []
+        if cpu := (get(results, *path) or {}).get("cpu_cores") if path else None:
+            notes.append(f"CPU in cores during the phase: {_cpu(cpu, 0.05)}")
+        for part, summary in (get(results, "profiles", profile) or {}).items():
+            if isinstance(summary, dict) and summary.get("samples"):
+                top = summary["app_functions_inclusive_pct"][:3]
+                notes.append(f"{part} profile: " + ", ".join(f"`{f}` {p}%" for f, p in top))
+        notes += [TARGET_NOTES[t["name"]]] if t["name"] in TARGET_NOTES else []
+        misses += [f"- {t['name']}: " + "; ".join(notes) + "."] if notes else []
+    lines = [f"{h}# Targets", "", *table("Target | Measured | Goal | Result", "lrrl", rows), ""]
+    return lines + (misses + [""] if misses else [])
+
+
+def _rank_section(results: dict[str, Any], h: str) -> list[str]:
+    rank = results.get("rank") or {}
+    api = get(results, "http", "cached", "rank") or {}
+    z, lua = rank.get("zrevrank") or {}, rank.get("gateway_read_rank") or {}
+    pg, ratio = rank.get("postgres_count") or {}, rank.get("zrevrank_vs_postgres") or {}
+    connections = get(results, "config", "connections")
+    rows = [
+        (f"API `GET /api/v1/leaderboard/players/{{id}}` (wrk, {connections} connections)",
+         f"{n(api.get('requests_per_s'))} req/s", ms(api.get("p50_ms")), ms(api.get("p99_ms")),
+         f"{pct(api.get('ratio_to_ceiling'))} of the ping ceiling, "
+         f"{pct(api.get('ratio_to_bare_asgi'))} of the bare ASGI app"),
+        ("Gateway Lua `store.read_rank` (redis-py, one client)", "–", ms(lua.get("p50_ms")),
+         ms(lua.get("p99_ms")), "ZREVRANK + ZCARD + ZSCORE + ZCOUNT in one script"),
+        ("Raw `ZREVRANK` (redis-py, one client)", f"{n(z.get('ops_per_s_one_client'))} ops/s",
+         ms(z.get("p50_ms")), ms(z.get("p99_ms")), f"{n(z.get('samples'))} samples"),
+        ("PostgreSQL `count(*) + 1 ... points > x`", "–", ms(pg.get("p50_ms")),
+         ms(pg.get("p99_ms")), f"{n(pg.get('samples'))} samples; plan: {pg.get('plan', '–')}"),
+    ]  # fmt: skip
+    return [
+        f"{h}# What's my rank?",
+        "",
+        *table("Path | Throughput | p50 ms | p99 ms | Note", "lrrrl", rows),
+        "",
+        f"Raw ZREVRANK is **{n(ratio.get('p50'))}x** faster than the PostgreSQL count at p50 "
+        f"({n(ratio.get('p99'))}x at p99, {n(ratio.get('mean'))}x on the mean). Both are one "
+        "client's round trips on loopback; the index is a B-tree on (season_id, points), built "
+        f"in {n(pg.get('index_build_seconds'), 1)} s and vacuumed so the count is index-only.",
+        "",
+    ]
+
+
+def _http_section(results: dict[str, Any], h: str) -> list[str]:
+    bare = get(results, "http", "reference", "bare_asgi") or {}
+    rows = []
+    for server, endpoints in (results.get("http") or {}).items():
+        for name, f in endpoints.items():
+            reference = server == "reference"
+            rows.append((
+                "bare ASGI app (reference)" if reference else name,
+                {"reference": "–", "cached": "1 s", "uncached": "off"}.get(server, server),
+                n(f.get("requests_per_s")), pct(f.get("ratio_to_ceiling")),
+                "100%" if reference else pct(f.get("ratio_to_bare_asgi")), ms(f.get("p50_ms")),
+                ms(f.get("p99_ms")), ms(f.get("max_ms")), sum((f.get("errors") or {}).values()),
+                n(f.get("database_sessions_opened")), f.get("database_connections_after", "–"),
+            ))  # fmt: skip
+    header = "Endpoint | Top cache | req/s | % of ping | % of bare ASGI | p50 ms | p99 ms | "
+    header += "max ms | errors | PG sessions opened | PG connections after"
+    return [
+        f"{h}# Read endpoints against the framework ceiling and the machine's reference",
+        "",
+        "The ceiling is `GET /api/v1/ping` on the same server; the servers ran with "
+        "`LEADERBOARD_TOP_CACHE_SECONDS=1` and then `0`. The machine's reference is a bare ASGI "
+        "app (`bench/apps/bare.py`) under uvicorn with the same "
+        f"{get(results, 'config', 'web_workers')} workers: **{n(bare.get('requests_per_s'))} "
+        f"req/s** (p50 {ms(bare.get('p50_ms'))} ms, "
+        f"p99 {ms(bare.get('p99_ms'))} ms). The public rate limit is on "
+        f"(`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would count as an error.",
+        "",
+        *table(header, "llrrrrrrrrr", rows),
+        "",
+    ]
+
+
+def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
+    cached = get(results, "http", "cached") or {}
+    runs = [
+        (name, at, r) for name, f in cached.items() for at, r in (f.get("open_loop") or {}).items()
+    ]
+    if not runs:
+        return []
+    rows = [
+        (name, f"{at}%", n(r.get("offered_per_s")), n(r.get("achieved_per_s")), ms(r.get("p50_ms")),
+         ms(r.get("p90_ms")), f"**{ms(r.get('p99_ms'))}**", f"**{ms(r.get('p999_ms'))}**",
+         ms(r.get("max_ms")), f"{n(r.get('non_2xx'))} ({n(r.get('throttled_429'))})",
+         n(r.get("errors")), n(r.get("unanswered_at_end")), ms(cached[name].get("p99_ms")),
+         _cpu(r.get("cpu_cores")))
+        for name, at, r in runs
+    ]  # fmt: skip
+    first = runs[0][2]
+    header = "Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | "
+    header += (
+        "p99.9 ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
+    )
+    return [
+        f"{h}# Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
+        "",
+        "Each endpoint right after its saturation run, offered 50% and then 70% of the rate wrk "
+        f"measured, for {n(first.get('seconds'))} s each, by h2load (`--rps`) over "
+        f"{n(first.get('connections'))} connections ({n(first.get('loaders'))} processes, each "
+        "with its own random players); latencies of every answer of the window, timed from the "
+        'send (bench/README.md, "h2load"); unanswered: sent, no answer when the window closed.',
+        "",
+        *table(header, "lrrrrrrrrrrrrl", rows),
+        "",
+    ]
+
+
+def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
+    rows = []
+    for mode, f in (results.get("ingest") or {}).items():
+        fresh, requests = get(f, "freshness", "freshness") or {}, f.get("requests") or {}
+        consistency = f.get("consistency_after_drain") or {}
+        checked = consistency.get("checked", 0)
+        rows.append((
+            f"{mode} ({f.get('batch_size')} a request)",
+            f"**{n(f.get('accepted_results_per_s'))}**",
+            n(requests.get("requests_per_s")), ms(requests.get("p50_ms")),
+            ms(requests.get("p99_ms")), ms(fresh.get("p50_ms")), ms(fresh.get("p99_ms")),
+            ms(fresh.get("max_ms")), f"{n(fresh.get('samples'))} ({get(f, 'freshness', 'lost')})",
+            _backlog(f), _drained(f.get("mirror") or {}),
+            f"{checked - consistency.get('mismatched', 0)}/{checked}",
+            n(f.get("database_sessions_opened")),
+        ))  # fmt: skip
+    header = "Mode | Accepted results/s | Requests/s | POST p50 ms | POST p99 ms | Freshness p50 "
+    header += "ms | p99 ms | max ms | Probes (lost) | Backlog at stop | Drained in | Redis = "
+    header += "PostgreSQL | PG sessions opened"
+    return [
+        f"{h}# Ingest: HTTP, PostgreSQL commit, Celery mirror",
+        "",
+        *table(header, "lrrrrrrrrrrlr", rows),
+        "",
+        "Accepted results are counted in PostgreSQL (rows received in the window); freshness by "
+        "the probe, as in the open-loop phases below.",
+        "",
+    ]
+
+
+def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
+    named = [(name, f) for name, f in _open_loop_rows(results) if not name.startswith("search")]
+    if not named:
+        return []
+    rows = []
+    for name, f in named:
+        fresh, pg = f.get("freshness_window") or {}, f.get("postgres") or {}
+        post, answers = get(f, "sender", "post_latency") or {}, get(f, "sender", "answers") or {}
+        errors = sum(count for status, count in answers.items() if status not in ("200", "201"))
+        rows.append((
+            name, n(f.get("offered_results_per_s")), f"**{n(f.get('accepted_results_per_s'))}**",
+            share(f.get("accepted_share")), n(get(f, "sender", "not_sent_on_time")), n(errors),
+            ms(post.get("p50_ms")), ms(post.get("p99_ms")), ms(fresh.get("p50_ms")),
+            ms(fresh.get("p99_ms")), ms(fresh.get("max_ms")),
+            ms(get(f, "freshness_first", "p99_ms")), ms(get(f, "freshness_last", "p99_ms")),
+            _probes(f), _backlog(f), _drained(f.get("mirror") or {}),
+            n(pg.get("statements_per_result"), 3), n(pg.get("wal_bytes_per_result")),
+            share(pg.get("buffer_hit_ratio")), _cpu(f.get("cpu_cores")),
+        ))  # fmt: skip
+    main = get(results, "open_loop", "batch") or {}
+    sender, edge = main.get("sender") or {}, n(named[0][1].get("edge_seconds"))
+    header = "Phase | Offered results/s | Accepted results/s | Accepted | Not sent on time | "
+    header += "Errors | POST p50 ms | POST p99 ms | Freshness p50 ms | p99 ms | max ms | First "
+    header += f"{edge} s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | "
+    header += "Drained in | PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores)"
+    return [
+        f"{h}# Ingest at a fixed rate (open loop)",
+        "",
+        *table(header, "l" + "r" * 18 + "l", rows),
+        "",
+        f"{n(sender.get('senders'))} senders, each on its own schedule; a sender with "
+        f"{sender.get('max_in_flight_per_sender', '–')} requests unanswered counts the next one as "
+        "not sent on time. Accepted: offered results PostgreSQL received in the window. Freshness: "
+        f"{n(get(results, 'config', 'probe_rate'))} probe results a second for players the load "
+        "never writes, each polled on `GET /api/v1/leaderboard/players/{id}` until it shows; "
+        "p50/p99/max over the window, then p99 over its first and last "
+        f"{n(main.get('edge_seconds'))} s. The harness sent {n(sender.get('sent_late'))} of the "
+        "main phase's requests more than "
+        f"{n(sender.get('late_after_ms'))} ms after their slot (send lag p99 "
+        f"{ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures include the drain.",
+        "",
+    ]
+
+
+def _search_section(results: dict[str, Any], h: str) -> list[str]:
+    search = get(results, "open_loop", "search")
+    if not search:
+        return []
+    main = get(results, "open_loop", "batch") or {}
+    edge = n(main.get("edge_seconds"))
+    rows = [
+        (n(s.get("rate_results_per_s")), n(s.get("accepted_results_per_s")),
+         share(s.get("accepted_share")), ms(get(s, "freshness_window", "p99_ms")),
+         ms(get(s, "freshness_first", "p99_ms")), ms(get(s, "freshness_last", "p99_ms")),
+         _probes(s), _backlog(s), _cpu(s.get("cpu_cores")), "yes" if s.get("sustained") else "no")
+        for s in search.get("steps", [])
+    ]  # fmt: skip
+    header = f"Rate | Accepted results/s | Accepted | Freshness p99 ms | First {edge} s p99 | "
+    header += f"Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up"
+    highest, upwards = search.get("highest_sustained_rate"), search.get("direction") == "up"
+    return [
+        f"{h}# Highest rate kept up with (batches of 100)",
+        "",
+        f"Kept up with: at least {SUSTAINED_SHARE:.1%} of the offered results accepted, freshness "
+        f"p99 under {n(SUSTAINED_FRESHNESS_P99_MS)} ms, no probe lost or refused. The main phase "
+        f"({n(main.get('rate_results_per_s'))}/s) was{'' if upwards else ' not'}, so the "
+        f"search went {search.get('direction')}wards, {n(search.get('seconds'))} s a rate.",
+        "",
+        *table(header, "rrrrrrrrll", rows),
+        "",
+        f"Highest rate kept up with: **{n(highest)} results/s**."
+        if highest
+        else "Highest rate kept up with: **none of the rates tried**.",
+        "",
+    ]
+
+
+def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
+    phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
+    phases = [
+        (name, f["postgres"]) for name, f in phases + _open_loop_rows(results) if f.get("postgres")
+    ]
+    if not phases:
+        return []
+    rows = []
+    for name, pg in phases:
+        ran = pg.get("autovacuum")
+        vacuums = ", ".join(
+            f"{table} ({counts['autovacuums']} vacuum, {counts['autoanalyzes']} analyze)"
+            for table, counts in sorted((ran or {}).items())
+        ) or ("–" if ran is None else "none")
+        rows.append((
+            name, n(pg.get("results")), n(pg.get("statements_per_result"), 3),
+            n(pg.get("commits_per_result"), 3), n(pg.get("wal_bytes_per_result")),
+            n(pg.get("wal_full_page_images")), share(pg.get("buffer_hit_ratio")),
+            n(pg.get("blocks_read")), n(pg.get("checkpoints")), vacuums,
+        ))  # fmt: skip
+    header = "Phase | Results | Statements/result | Commits/result | WAL bytes/result | "
+    header += "Full-page images | Hit ratio | Blocks read | Checkpoints | Autovacuum"
+    lines = [
+        f"{h}# PostgreSQL's side of ingest",
+        "",
+        "Per result accepted over each phase's load and drain: statements (pg_stat_statements, "
+        "the servers' only), WAL (the WAL position), the hit ratio of the bench database's "
+        "buffer cache, checkpoints and autovacuum runs that fell in the phase.",
+        "",
+        *table(header, "lrrrrrrrrl", rows),
+    ]
+    quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
+    for name, pg in phases:
+        if name in quoted and pg.get("top_statements"):
+            lines += ["", f"Costliest statements, {name}:", ""]
+            lines += [
+                f"- {n(t['calls'])} calls ({n(t['calls_per_result'], 3)} a result), mean "
+                f"{ms(t['mean_ms'])} ms, {n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
+                for t in pg["top_statements"]
+            ]
+    return [*lines, ""]
+
+
 def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
-    m = results.get("memory") or {}
-    r = results.get("rebuild") or {}
-    load = results.get("load") or {}
+    m, r, load = (results.get(key) or {} for key in ("memory", "rebuild", "load"))
     return [
         f"{h}# Memory, rebuild, load",
         "",
-        f"- Memory: `{m.get('key')}` holds {_n(m.get('zcard'))} players ({m.get('encoding')}); "
-        f"MEMORY USAGE (every element) {_n(m.get('memory_usage_bytes'))} bytes = "
-        f"**{_n(m.get('bytes_per_player'), 1)} bytes a player**; 100 million players would take "
-        f"{_n(m.get('projected_gib'), 1)} GiB. Members are ids like `{m.get('member_example')}`; "
+        f"- Memory: `{m.get('key')}` holds {n(m.get('zcard'))} players ({m.get('encoding')}); "
+        f"MEMORY USAGE (every element) {n(m.get('memory_usage_bytes'))} bytes = "
+        f"**{n(m.get('bytes_per_player'), 1)} bytes a player**; 100 million players would take "
+        f"{n(m.get('projected_gib'), 1)} GiB. Members are ids like `{m.get('member_example')}`; "
         "longer ids cost more.",
-        f"- Rebuild (`leaderboards.services.season_rebuild_standings`): {_n(r.get('players'))} "
-        f"players in {r.get('seconds')} s = **{_n(r.get('players_per_s'))} players/s**.",
-        f"- Load: COPY of {_n(load.get('players'))} players, results and totals in "
-        f"{load.get('copy_seconds')} s ({_n(load.get('rows_per_s'))} rows/s); "
+        f"- Rebuild (`leaderboards.services.season_rebuild_standings`): {n(r.get('players'))} "
+        f"players in {r.get('seconds')} s = **{n(r.get('players_per_s'))} players/s**.",
+        f"- Load: COPY of {n(load.get('players'))} players, results and totals in "
+        f"{load.get('copy_seconds')} s ({n(load.get('rows_per_s'))} rows/s); "
         f"{load.get('seconds_with_vacuum_analyze')} s with VACUUM ANALYZE; totals equal the sum "
         f"of results: {load.get('totals_equal_results')}. {load.get('score_distribution', '')}.",
         "",
     ]
 
 
-def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
-    rows = []
-    for server, endpoints in (results.get("http") or {}).items():
-        for name, f in endpoints.items():
-            where = {"cached": "top cache 1 s", "uncached": "top cache off"}.get(server, server)
-            if f.get("cpu_cores"):
-                rows.append((f"{name} ({where})", f["cpu_cores"]))
-            for share, run in (f.get("open_loop") or {}).items():
-                if run.get("cpu_cores"):
-                    rows.append((f"{name} at {share}%, open loop ({where})", run["cpu_cores"]))
-    for mode, f in (results.get("ingest") or {}).items():
-        if f.get("cpu_cores"):
-            rows.append((f"ingest {mode}", f["cpu_cores"]))
-    for name, f in _open_loop_rows(results):
-        if f.get("cpu_cores"):
-            rows.append((name, f["cpu_cores"]))
-    return rows
-
-
-def _open_loop_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every open-loop phase, named by its rate, in the order it ran."""
-    opened = results.get("open_loop") or {}
-    rows = []
-    if opened.get("batch"):
-        rows.append((_open_loop_name(opened["batch"]), opened["batch"]))
-    for step in (opened.get("search") or {}).get("steps", []):
-        rows.append((f"search: {_open_loop_name(step)}", step))
-    if opened.get("single"):
-        rows.append((_open_loop_name(opened["single"]), opened["single"]))
-    return rows
-
-
-def _open_loop_name(f: dict[str, Any]) -> str:
-    batch = f.get("batch_size")
-    unit = "single results" if batch == 1 else f"results in batches of {batch}"
-    return f"open loop {_n(f.get('rate_results_per_s'))}/s, {unit}"
-
-
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
-    rows = _cpu_rows(results)
+    rows = [
+        (name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in _cpu_rows(results)
+    ]
     if not rows:
         return []
-    cores = _get(results, "machine", "cores")
-    lines = [
+    header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
+    return [
         f"{h}# Where the time goes",
         "",
-        f"CPU during each measured phase, in cores (this machine has {cores}); `wrk` is the load "
-        "generator (wrk, or h2load at a fixed rate), `other` is "
-        "everything else on the machine, `busy` the machine as a whole.",
+        "CPU during each measured phase, in cores (this machine has "
+        f"{get(results, 'machine', 'cores')}); `wrk` is the load generator (wrk, or h2load at "
+        "a fixed rate), `other` is everything "
+        "else on the machine, `busy` the machine as a whole.",
         "",
-        "| Phase | " + " | ".join(p.replace("machine_busy", "busy") for p in CPU_PARTS) + " |",
-        "|---|" + "---:|" * len(CPU_PARTS),
+        *table(header, "l" + "r" * len(CPU_PARTS), rows),
+        "",
     ]
-    for name, cpu in rows:
-        lines.append(f"| {name} | " + " | ".join(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS) + " |")
-    return [*lines, ""]
 
 
 def _profile_section(results: dict[str, Any], h: str) -> list[str]:
     profiles = results.get("profiles") or {}
-    if not profiles:
-        return []
-    lines = [
-        f"{h}# Profiles (py-spy, sampled while wrk repeated the phase)",
-        "",
-    ]
+    lines = (
+        [f"{h}# Profiles (py-spy, sampled while wrk repeated the phase)", ""] if profiles else []
+    )
     for label, parts in profiles.items():
-        if isinstance(parts, str):
-            lines += [f"- {label}: {parts}", ""]
-            continue
-        if "error" in parts:
-            lines += [f"- {label}: {parts['error']}", ""]
+        if isinstance(parts, str) or "error" in parts:
+            lines += [f"- {label}: {parts if isinstance(parts, str) else parts['error']}", ""]
             continue
         for part, p in parts.items():
-            if not p.get("samples"):
-                continue
-            packages = ", ".join(f"{name} {pct}%" for name, pct in p["self_by_package_pct"][:8])
-            app = ", ".join(
-                f"`{name}` {pct}%" for name, pct in p["app_functions_inclusive_pct"][:6]
-            )
-            hot = ", ".join(f"`{name}` {pct}%" for name, pct in p["self_top_frames_pct"][:5])
-            lines += [
-                f"- **{label}, {part}** ({_n(p['samples'])} samples). Self time by package: "
-                f"{packages}. Project functions (inclusive): {app}. Hottest frames: {hot}.",
-            ]
+            if p.get("samples"):
+                packages = ", ".join(f"{f} {s}%" for f, s in p["self_by_package_pct"][:8])
+                app = ", ".join(f"`{f}` {s}%" for f, s in p["app_functions_inclusive_pct"][:6])
+                hot = ", ".join(f"`{f}` {s}%" for f, s in p["self_top_frames_pct"][:5])
+                lines.append(
+                    f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by package: "
+                    f"{packages}. Project functions (inclusive): {app}. Hottest frames: {hot}."
+                )
         lines.append("")
     return lines
+
+
+SECTIONS = (
+    _targets_section,
+    _rank_section,
+    _http_section,
+    _open_read_section,
+    _ingest_section,
+    _open_loop_section,
+    _search_section,
+    _postgres_section,
+    _memory_rebuild_section,
+    _cpu_section,
+    _profile_section,
+)

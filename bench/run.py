@@ -1,39 +1,79 @@
-"""Entry point: `python -m bench.run --players N [--tiny]` (what `make bench` runs).
+"""`python -m bench.run --players N [--tiny]` (what `make bench` runs): one benchmark run, phase
+by phase. Load and rebuild, the rank baselines, the machine's reference (a bare ASGI app), the
+read endpoints on a server with the one-second top cache (at saturation, then at fixed rates)
+and on one without, then ingest with a Celery worker: closed loop (wrk), then open loop (a fixed
+rate in batches, a search for the highest rate kept up with, and single results).
 
-Django starts only once the environment points at the bench's own database and keys, so the
-modules that use the ORM are imported after that.
+Loading is fatal when it fails; a measuring phase that fails is recorded and the run goes on.
+Every process the run started is stopped on the way out, and the report is written whatever
+happened. Django starts once the environment points at the bench's own database and keys.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from .environment import bench_environment, database_ensure, django_setup
-from .errors import BenchError
+from .core import options_parse, program
+from .environment import OPTIONS, bench_setup
 from .h2load import h2load_ensure
-from .options import options_parse
-from .processes import stop_on_sigterm
 from .wrk import wrk_ensure
+
+# (flag, full-run default, help, tiny-run default)
+RUN_OPTIONS = (
+    *OPTIONS,
+    ("--read-seconds", 20.0, "wrk time per read endpoint", 3.0),
+    ("--warmup-seconds", 3.0, "unmeasured wrk time first", 1.0),
+    ("--openread-seconds", 20.0, "time per read endpoint and rate, h2load at a fixed rate", 2.0),
+    ("--openread-connections", 128, "connections the fixed-rate reads are spread over"),
+    ("--ingest-seconds", 60.0, "time per closed-loop ingest mode", 5.0),
+    ("--connections", 32, "wrk connections (reads)"),
+    ("--threads", 2, "wrk threads"),
+    ("--ingest-connections", 8, "wrk connections (POST)"),
+    ("--web-workers", 2, "uvicorn --workers (Procfile)"),
+    ("--worker-concurrency", 4, "celery --concurrency (Procfile)"),
+    ("--probe-rate", 10.0, "freshness probes a second"),
+    ("--open-rate", 6000.0, "results a second offered in batches of 100, open loop"),
+    ("--open-seconds", 60.0, "time per open-loop phase", 6.0),
+    ("--search-seconds", 30.0, "time per rate of the search", 3.0),
+    ("--single-rate", 200.0, "single results a second, open loop"),
+    ("--senders", 8, "open-loop senders"),
+    ("--seed", 1, "seed of the generated season"),
+    ("--no-charts", False, "skip the PNG charts"),
+    ("--no-profile", False, "skip the py-spy profiles (when py-spy exists)"),
+    ("--keep-redis", False, "leave the season's ZSET in Redis at the end"),
+    ("--writes-only", False, "load the season, then measure only ingest (for the write path)"),
+    ("--baseline", "", "also keep this run as baseline-NAME-<N>.json and .md, to compare with"),
+)
+# Set by --tiny alone: (tiny, full).
+TINY_ONLY = {
+    "search_steps": (1, 0),  # rates the search tries at most (0: every rate of its ladder)
+    "zrevrank_samples": (2000, 20000),
+    "pg_samples": (30, 300),
+    "pg_seconds": (3, 30),
+    "drain_seconds": (30, 180),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = options_parse(argv)
-    stop_on_sigterm()
-    try:
-        env = bench_environment(options)
-        wrk = wrk_ensure()
-        h2load = h2load_ensure()
-        if database_ensure(env):
-            print(f"[bench] created database {env.database}", flush=True)
-        django_setup(env.variables())
-    except BenchError as exc:
-        print(f"[bench] ERROR: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    options = options_parse("bench.run", __doc__, RUN_OPTIONS, argv)
+    if options.players < 1000:
+        options.error("--players must be at least 1000")
+    for name, (tiny, full) in TINY_ONLY.items():
+        setattr(options, name, tiny if options.tiny else full)
+    # Players kept apart for the freshness probe (the load's writes never touch them).
+    options.probe_players = max(10, min(1000, options.players // 10))
+    options.profile = not options.no_profile and not options.tiny
+    found: dict[str, Any] = {}
+
+    def setup() -> None:
+        found.update(wrk=wrk_ensure(), h2load=h2load_ensure(), env=bench_setup(options))
+
+    if code := program("bench", setup):
+        return code
     from .phases import run
 
-    return run(options, env, wrk, h2load)
+    return run(options, found["env"], found["wrk"], found["h2load"])
 
 
 if __name__ == "__main__":

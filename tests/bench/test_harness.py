@@ -146,7 +146,6 @@ def _check_sections(results: dict) -> None:
         assert set(figures["open_loop"]) == {"50", "70"}
         for share, run in figures["open_loop"].items():
             _sane_open_read(run, offered=figures["requests_per_s"] * int(share) / 100)
-    _sane_stacks(results["stacks"])
 
     settings = results["machine"]["postgresql"]["settings"]
     assert "pg_stat_statements" in settings["shared_preload_libraries"]
@@ -191,31 +190,6 @@ def _sane_open_read(run: dict, *, offered: float) -> None:
     assert sum(run["statuses"].values()) >= run["requests"]
     assert run["connections"] == run["loaders"] * CONNECTIONS_PER_LOADER
     assert run["cpu_cores"]["web"] > 0
-
-
-def _sane_stacks(stacks: dict) -> None:
-    """Every stack and path has a row; only a server that is not installed is skipped."""
-    rows = {(row["stack"], row["path"]): row for row in stacks["rows"]}
-    assert set(rows) == {
-        ("bare_asgi_uvicorn", "/"),
-        ("bare_asgi_granian", "/"),
-        ("django_asgi_uvicorn", "/healthz"),
-        ("django_a2wsgi_uvicorn", "/healthz"),
-        ("django_wsgi_granian", "/healthz"),
-        ("service_uvicorn", "/api/v1/ping"),
-        ("service_uvicorn", "/healthz"),
-    }
-    granian = (Path(sys.executable).parent / "granian").exists()
-    for (stack, _), row in rows.items():
-        if "granian" in stack and not granian:
-            assert row["skipped"] == "granian is not installed"
-            continue
-        assert "skipped" not in row
-        assert row["requests_per_s"] > 0
-        assert sum(row["errors"].values()) == 0
-        assert 0 < row["p50_ms"] <= row["p99_ms"]
-        assert row["ratio_to_bare_asgi"] > 0
-    assert rows[("bare_asgi_uvicorn", "/")]["ratio_to_bare_asgi"] == 1
 
 
 def _sane_ingest(ingest: dict) -> None:
@@ -265,7 +239,6 @@ def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_postgres_di
         "## Targets",
         "## What's my rank?",
         "## Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
-        "## Serving stacks side by side",
         "## Ingest at a fixed rate (open loop)",
         "## Highest rate kept up with (batches of 100)",
         "## PostgreSQL's side of ingest",
