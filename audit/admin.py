@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from config.admin import ReadOnlyAdmin
+from config.building_blocks.admin import ReadOnlyAdmin
 
 from .models import OperatorAction
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import task_prerun
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -19,8 +20,6 @@ def _check_database_connections(task: Any = None, **kwargs: Any) -> None:
     aged out (CONN_HEALTH_CHECKS tests the rest on first use). Without it, a worker whose
     PostgreSQL restarted would keep failing on its dead connection. A task run eagerly, inside
     the caller's transaction, leaves the caller's connection alone."""
-    from django.db import close_old_connections
-
     if task is not None and getattr(task.request, "is_eager", False):
         return
     close_old_connections()

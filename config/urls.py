@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config import health
+from config.building_blocks import health
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -22,5 +22,5 @@ urlpatterns = [
     path("", include("pages.urls")),
 ]
 
-handler404 = "config.errors.json_not_found"
-handler500 = "config.errors.json_server_error"
+handler404 = "config.building_blocks.errors.json_not_found"
+handler500 = "config.building_blocks.errors.json_server_error"

@@ -10,9 +10,9 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 
-from config.errors import InvalidInput
-from config.player_ids import PLAYER_ID_PATTERN, PLAYER_ID_RULE
-from config.slugs import OPTIONAL_SLUG_PATTERN, SLUG_PATTERN
+from config.building_blocks.errors import InvalidInput
+from config.building_blocks.player_ids import PLAYER_ID_PATTERN, PLAYER_ID_RULE
+from config.building_blocks.slugs import OPTIONAL_SLUG_PATTERN, SLUG_PATTERN
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -70,8 +70,9 @@ class PayloadTooLarge(exceptions.APIException):
 class LimitedJSONParser(JSONParser):
     """JSON bodies up to MAX_REQUEST_BODY_BYTES; NaN, Infinity and absurd nesting are refused.
 
-    Under the ASGI server, config.asgi.RequestBodyLimit has refused larger bodies before they
-    were read; this check holds under a WSGI server, whose input stream is read lazily."""
+    Under the ASGI server, config.building_blocks.request_body_limit.RequestBodyLimit has refused
+    larger bodies before they were read; this check holds under a WSGI server, whose input stream
+    is read lazily."""
 
     def parse(
         self,

@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.caching import RecentAnswers
+from config.building_blocks.caching import RecentAnswers
 
 # The latest answer of each probe ("readyz", "metrics") in this process.
 probe_answers: RecentAnswers[Any] = RecentAnswers(

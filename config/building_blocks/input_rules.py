@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from config.api import (
+from config.building_blocks.api import (
     NOT_AN_OBJECT,
     UNKNOWN_FIELD,
     StrictCharField,

@@ -11,7 +11,7 @@ import re
 
 from django.core.validators import RegexValidator
 
-from config.errors import InvalidInput
+from config.building_blocks.errors import InvalidInput
 
 PLAYER_ID_MAX_LENGTH = 64
 PLAYER_ID_CHARACTERS = rf"[A-Za-z0-9_.-]{{1,{PLAYER_ID_MAX_LENGTH}}}"

@@ -5,7 +5,7 @@ import json
 
 from django.conf import settings
 
-from config.errors import error_body
+from config.building_blocks.errors import error_body
 
 
 class RequestBodyLimit:

@@ -6,7 +6,8 @@ request; a fixed-window counter costs one round trip whatever the rate. Each pro
 counts locally (WindowCounts): it decides from what it knows and tells Redis its own count in
 steps, so a busy client costs a round trip per step, not per request, and the event loop's reads
 (leaderboards/fast_reads.py) send the step with the read itself. The counters are this module's
-own keys, on the rate limits' Redis (config/redis.py's rate_limits: CACHE_REDIS_URL).
+own keys, on the rate limits' Redis (config/building_blocks/redis.py's rate_limits:
+CACHE_REDIS_URL).
 
 A client's address is the connection's unless it comes from one of TRUSTED_PROXIES: only then is
 X-Forwarded-For read (every line of it, joined in order, as HTTP reads a repeated header), from the
@@ -37,7 +38,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from config.redis import rate_limits
+from config.building_blocks.redis import rate_limits
 
 logger = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "config.content_security.PagesContentSecurityPolicyMiddleware",
+    "config.building_blocks.content_security.PagesContentSecurityPolicyMiddleware",
     # Static files (admin, API docs, player pages) are served by the app itself, no CDN.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -105,8 +105,8 @@ DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# The one Redis every role below uses unless given its own (config/redis.py; the README's
-# "Scaling out" says which role can go where).
+# The one Redis every role below uses unless given its own (config/building_blocks/redis.py;
+# docs/scaling.md says which role can go where).
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
 # The leaderboard data: every key of leaderboards/store.py. With LEADERBOARD_REDIS_CLUSTER the URL
 # names one seed node of a Redis Cluster, and each season's keys land on the node of its slot.
@@ -114,7 +114,8 @@ LEADERBOARD_REDIS_URL = env("LEADERBOARD_REDIS_URL", default=REDIS_URL)
 LEADERBOARD_REDIS_CLUSTER = env.bool("LEADERBOARD_REDIS_CLUSTER", default=False)
 # Replicas of the leaderboard primary (not of a Cluster) that answer shared reads: top pages,
 # around-me, the live ticker. Each process checks them every LEADERBOARD_REPLICA_CHECK_SECONDS and
-# reads the primary instead of one that is behind, unlinked or down (config/redis.py).
+# reads the primary instead of one that is behind, unlinked or down
+# (config/building_blocks/redis.py).
 LEADERBOARD_REDIS_REPLICA_URLS = env.list("LEADERBOARD_REDIS_REPLICA_URLS", default=[])
 LEADERBOARD_REPLICA_CHECK_SECONDS = env.float("LEADERBOARD_REPLICA_CHECK_SECONDS", default=1.0)
 # With replicas, the mirror waits (at most this long) for them to hold its writes before it
@@ -125,15 +126,16 @@ LEADERBOARD_REPLICA_WAIT_MS = env.int("LEADERBOARD_REPLICA_WAIT_MS", default=50)
 LEADERBOARD_READ_YOUR_WRITES_SECONDS = env.float(
     "LEADERBOARD_READ_YOUR_WRITES_SECONDS", default=5.0
 )
-# Django's cache and the rate limits' counters (config/throttles.py).
+# Django's cache and the rate limits' counters (config/building_blocks/throttles.py).
 CACHE_REDIS_URL = env("CACHE_REDIS_URL", default=REDIS_URL)
 # The channel layer's Redis (channels-redis speaks to one Redis or Sentinel, not to a Cluster).
 CHANNEL_LAYER_REDIS_URL = env("CHANNEL_LAYER_REDIS_URL", default=REDIS_URL)
 
 # Every key this deployment writes to Redis starts with this prefix: the leaderboard data
-# (leaderboards/store.py), the rate limits (config/throttles.py), the channel layer, Django's
+# (leaderboards/store.py), the rate limits (config/building_blocks/throttles.py), the channel layer,
+# Django's
 # cache and a Redis broker's queues. Deployments sharing one Redis each need their own, none of
-# them the start of another's (the README's "Configuration").
+# them the start of another's (docs/configuration.md).
 LEADERBOARD_KEY_PREFIX = env("LEADERBOARD_KEY_PREFIX", default="lb:")
 
 CACHES = {
@@ -196,19 +198,26 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # season, each a rebuild of seconds to minutes, which on the mirror's queue would take every
 # mirror process when a Redis comes back empty) and an operator's rebuild or close now (which
 # must not wait behind the periodic ones). Its worker runs CELERY_REBUILDS_CONCURRENCY at a time.
-# The close tasks are leaderboards/tasks.py's, under the names they were first registered with.
+# The close tasks' names up to 0.1.0 (seasons.tasks.*, still accepted: leaderboards/tasks.py)
+# keep their queues, so a periodic task stored under one never runs a close on the mirror's
+# queue; remove them in 0.3.0.
 CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
 CELERY_REBUILDS_QUEUE = env("CELERY_REBUILDS_QUEUE", default="rebuilds")
 CELERY_TASK_ROUTES = {
     **{
         task: {"queue": CELERY_LONG_JOBS_QUEUE}
-        for task in ("seasons.tasks.close_due_seasons", "leaderboards.tasks.reconcile")
+        for task in (
+            "leaderboards.tasks.close_due_seasons",
+            "leaderboards.tasks.reconcile",
+            "seasons.tasks.close_due_seasons",
+        )
     },
     **{
         task: {"queue": CELERY_REBUILDS_QUEUE}
         for task in (
             "leaderboards.tasks.heal_season",
             "leaderboards.tasks.rebuild_season",
+            "leaderboards.tasks.close_season",
             "seasons.tasks.close_season",
         )
     },
@@ -259,7 +268,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_RESET_ON_SUCCESS = True
 # The client's address by the same rule as the rate limits (TRUSTED_PROXIES).
-AXES_CLIENT_IP_CALLABLE = "config.throttles.client_address"
+AXES_CLIENT_IP_CALLABLE = "config.building_blocks.throttles.client_address"
 
 # A strict Content-Security-Policy (django-csp): the pages load their script, style, data and
 # live stream from this site only (no inline script or style). Player avatars are the one thing
@@ -295,7 +304,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else 
 WHITENOISE_USE_FINDERS = True
 
 # Proxies (addresses or CIDR blocks) whose X-Forwarded-For is believed when rate limiting by
-# client address (config/throttles.py); with none, the client is the connection's address.
+# client address (config/building_blocks/throttles.py); with none, the client is the connection's
+# address.
 TRUSTED_PROXIES = [
     ip_network(proxy, strict=False) for proxy in env.list("TRUSTED_PROXIES", default=[])
 ]
@@ -304,10 +314,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.api.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.building_blocks.api.LimitedJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "config.throttles.PublicThrottle",
-        "config.throttles.GameServerThrottle",
+        "config.building_blocks.throttles.PublicThrottle",
+        "config.building_blocks.throttles.GameServerThrottle",
     ],
     # "N/s", "N/m", "N/h"; an empty value turns a limit off.
     "DEFAULT_THROTTLE_RATES": {
@@ -316,7 +326,7 @@ REST_FRAMEWORK = {
         "pages": env("THROTTLE_PAGES_RATE", default="10/s") or None,
         "game_server": env("THROTTLE_GAME_SERVER_RATE", default="2000/s") or None,
     },
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "config.building_blocks.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -339,7 +349,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.schema.add_error_responses",
+        "config.building_blocks.schema.add_error_responses",
     ],
 }
 

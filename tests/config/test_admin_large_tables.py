@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from config import admin as admin_paging
+from config.building_blocks import admin as admin_paging
 from seasons.models import Season, SeasonState
 from tests.factories import BoardFactory, SeasonFactory
 
@@ -20,8 +20,8 @@ LARGE_TABLE_PAGES = [
     "/admin/matches/player/",
     "/admin/matches/matchresult/",
     "/admin/matches/playertotal/",
-    "/admin/seasons/archivedstanding/",
-    "/admin/seasons/seasonreward/",
+    "/admin/leaderboards/archivedstanding/",
+    "/admin/leaderboards/seasonreward/",
     "/admin/leaderboards/reconciliationrun/",
 ]
 

@@ -16,7 +16,7 @@ from matches.models import PendingStanding
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ready_when_every_dependency_answers_and_the_mirror_is_current(client, post_scores, season):

@@ -4,8 +4,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import DataError, IntegrityError, transaction
 
-from config.errors import InvalidInput
-from config.player_ids import (
+from config.building_blocks.errors import InvalidInput
+from config.building_blocks.player_ids import (
     check_player_id,
     player_id_allowed,
     player_id_field_validator,

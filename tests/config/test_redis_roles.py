@@ -1,5 +1,5 @@
 """Each Redis role on the URL of its own setting: the leaderboard data on LEADERBOARD_REDIS_URL,
-the rate limits on CACHE_REDIS_URL (config/redis.py)."""
+the rate limits on CACHE_REDIS_URL (config/building_blocks/redis.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from config import redis as redis_roles
-from config.throttles import rate_limit_add
+from config.building_blocks import redis as redis_roles
+from config.building_blocks.throttles import rate_limit_add
 from leaderboards import store
 from leaderboards.store import StandingWrite
 

@@ -1,4 +1,4 @@
-"""The mirror's WAIT for the leaderboard primary's replicas (config/redis.py
+"""The mirror's WAIT for the leaderboard primary's replicas (config/building_blocks/redis.py
 replicas_acknowledge): it asks only for the replicas in service, so a replica down costs the
 writes nothing, and none in service means no WAIT at all."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from config import redis as redis_roles
+from config.building_blocks import redis as redis_roles
 from leaderboards import store
 from leaderboards.store import StandingWrite
 from tests.fault.procs import Process, RedisServer, engine_server, wait_until

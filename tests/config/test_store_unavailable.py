@@ -5,7 +5,7 @@ import pytest
 import redis.exceptions
 from django.db import OperationalError
 
-from config.errors import api_error
+from config.building_blocks.errors import api_error
 
 
 @pytest.mark.parametrize(

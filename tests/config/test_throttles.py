@@ -113,7 +113,7 @@ def _procfile_web_app() -> object:
     included), its arguments expanded by the shell as `make run` would."""
     line = next(
         line.removeprefix("web:").strip()
-        for line in (Path(__file__).parent.parent / "Procfile").read_text().splitlines()
+        for line in (Path(__file__).parents[2] / "Procfile").read_text().splitlines()
         if line.startswith("web:")
     )
     expanded = subprocess.run(
