@@ -4,7 +4,7 @@ a broker of its own, or the leaderboard data on a three-node Redis Cluster) unde
 load, while faults are injected at random and overlap, seasons close and an operator bans,
 voids and rebuilds. Then, faults over and everything back, it checks from PostgreSQL and the
 public API that nothing was lost or counted twice, and reports (JSON and markdown).
-`make chaos`; README, "Fault campaign".
+`make chaos`; docs/operations.md, "Fault campaign".
 
     python -m tests.fault.campaign --minutes 30 [--cluster] [--seed 7] [--report PATH]
 """
@@ -51,7 +51,7 @@ CLUSTER_OPTIONS = [
 # can, in the admin): planning, closing and reconciling, so short seasons close in a short run.
 JOB_TASKS = (
     "seasons.tasks.plan_seasons",
-    "seasons.tasks.close_due_seasons",
+    "leaderboards.tasks.close_due_seasons",
     "leaderboards.tasks.reconcile",
 )
 

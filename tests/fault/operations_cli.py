@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     django.setup()
     # Only once Django is set up: the services import the models.
-    from config.errors import DomainError
+    from config.building_blocks.errors import DomainError
     from matches.corrections import result_void
     from matches.models import Player
     from matches.services import player_ban, player_unban

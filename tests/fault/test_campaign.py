@@ -39,7 +39,7 @@ PLAN = campaign.Plan(
         "kill_rebuilds_worker",
         "replica_killed",
     ),
-    operator_every=8.0,
+    operator_every=4.0,
     season_minutes=1,
     grace_seconds=5,
     job_seconds=10,
