@@ -432,7 +432,9 @@ class CeleryWorker:
 
 class CeleryBeat:
     """Celery beat with the database scheduler, as the Procfile's `beat` runs it: the periodic
-    tasks the deployment's database holds (leaderboards/schedules.py), at their intervals."""
+    tasks the deployment's database holds (leaderboards/schedules.py), at their intervals, started
+    once the database answers and again whenever it exits (django-celery-beat's scheduler exits
+    when PostgreSQL goes away while it reloads the schedule)."""
 
     def __init__(self, *, env: Mapping[str, str], log: Path) -> None:
         self.log = log
@@ -440,8 +442,9 @@ class CeleryBeat:
             [
                 "sh",
                 "-c",
-                f"{PYTHON} manage.py wait_for_database && exec {BIN / 'celery'} -A config beat"
-                " --loglevel INFO --scheduler django_celery_beat.schedulers:DatabaseScheduler",
+                f"while :; do {PYTHON} manage.py wait_for_database && {BIN / 'celery'} -A config"
+                " beat --loglevel INFO --scheduler django_celery_beat.schedulers:DatabaseScheduler;"
+                " sleep 1; done",
             ],
             log=log,
             env=env,
