@@ -5,23 +5,12 @@ nor run a task, by a forged POST."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django_celery_beat.models import PeriodicTask
 
 from leaderboards.schedules import periodic_tasks_ensure
+from tests.staff import staff
 
 pytestmark = pytest.mark.django_db
-
-
-def staff(client, username: str, *codenames: str, every_view: bool = False):
-    """A staff account (not a superuser) with these permissions, logged in."""
-    user = User.objects.create_user(username, password="pw", is_staff=True)
-    permissions = Permission.objects.filter(codename__in=codenames)
-    if every_view:
-        permissions = permissions | Permission.objects.filter(codename__startswith="view_")
-    user.user_permissions.set(permissions)
-    client.force_login(user)
-    return client
 
 
 def offered(client, url: str) -> list[str]:

@@ -6,38 +6,18 @@ change permission on players (results, for a void) runs them."""
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
-from django.contrib.auth.models import Permission, User
 
 from audit.models import OperatorAction
-from leaderboards import store
 from matches.models import MatchResult, Player, PlayerTotal
 from matches.services import player_ban
+from tests.staff import redis_now, staff
 
 pytestmark = pytest.mark.django_db
-
-
-def staff(client, username: str, *codenames: str, every_view: bool = False):
-    """A staff account (not a superuser) with these permissions, logged in."""
-    user = User.objects.create_user(username, password="pw", is_staff=True)
-    permissions = Permission.objects.filter(codename__in=codenames)
-    if every_view:
-        permissions = permissions | Permission.objects.filter(codename__startswith="view_")
-    user.user_permissions.set(permissions)
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
 def looker(client):
     return staff(client, "support", every_view=True)
-
-
-def redis_now() -> dict[str, bytes]:
-    """Every leaderboard key of this run with its value, to compare before and after."""
-    r = store.client()
-    keys = sorted(r.scan_iter(match=f"{settings.LEADERBOARD_KEY_PREFIX}*"))
-    return {key: r.dump(key) for key in keys}
 
 
 def bans_now() -> list[tuple]:

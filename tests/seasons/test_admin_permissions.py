@@ -6,39 +6,19 @@ an account with exactly the permission the action needs runs it."""
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
-from django.contrib.auth.models import Permission, User
 
 from audit.models import OperatorAction
-from leaderboards import store
 from leaderboards.models import ArchivedStanding, SeasonReward
 from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory
+from tests.staff import redis_now, staff
 
 pytestmark = pytest.mark.django_db
-
-
-def staff(client, username: str, *codenames: str, every_view: bool = False):
-    """A staff account (not a superuser) with these permissions, logged in."""
-    user = User.objects.create_user(username, password="pw", is_staff=True)
-    permissions = Permission.objects.filter(codename__in=codenames)
-    if every_view:
-        permissions = permissions | Permission.objects.filter(codename__startswith="view_")
-    user.user_permissions.set(permissions)
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
 def looker(client):
     return staff(client, "support", every_view=True)
-
-
-def redis_now() -> dict[str, bytes]:
-    """Every leaderboard key of this run with its value, to compare before and after."""
-    r = store.client()
-    keys = sorted(r.scan_iter(match=f"{settings.LEADERBOARD_KEY_PREFIX}*"))
-    return {key: r.dump(key) for key in keys}
 
 
 def seasons_now() -> list[tuple]:
