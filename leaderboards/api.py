@@ -33,7 +33,7 @@ from seasons.api import BOARD_QUERY, BoardQuery
 from seasons.models import DEFAULT_BOARD, Season
 from seasons.selectors import season_for_read, season_get
 
-from . import heals, history, selectors, top_answers
+from . import friends, heals, history, selectors, top_answers
 
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
 
@@ -308,6 +308,44 @@ class RanksView(StandingsReadView):
                 )
             ).data
         )
+
+
+class FriendEntryOut(EntryOut):
+    rank = serializers.IntegerField(help_text="The rank among the player and their friends.")
+    global_rank = serializers.IntegerField(help_text="The exact rank on the whole board.")
+
+
+class FriendsViewOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    board = serializers.CharField()
+    season = serializers.CharField()
+    total_players = serializers.IntegerField()
+    entries = FriendEntryOut(many=True)
+    unranked = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The player and friends with no score on the board (or banned from it).",
+    )
+
+
+class FriendsRankView(StandingsReadView):
+    @extend_schema(
+        parameters=[*_SEASON_PARAMS, PLAYER_ID_PATH],
+        responses=FriendsViewOut,
+        summary="A player and their friends ranked among themselves, with their global ranks",
+        description="The friends are the list game servers stored "
+        "(`PUT /api/v1/players/{player_id}/friends`), up to 1,000, read in one round trip. "
+        "`404 player_not_found` for a player never seen.",
+    )
+    def get(self, request: Request, player_id: str) -> Response:
+        check_player_id(player_id)
+        query = read_query(request.query_params)
+        season = _season(query)
+        view = friends.player_friends_view(
+            season=season, player_id=player_id, rank_style=query["rank_style"]
+        )
+        if view is None:
+            raise NotFound(f"Unknown player '{player_id}'.", code="player_not_found")
+        return Response(view)
 
 
 class PlayerSeasonRowOut(serializers.Serializer):

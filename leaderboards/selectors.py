@@ -219,7 +219,7 @@ def _own_read(
     )
 
 
-def _rank(standing: store.Standing, rank_style: str) -> int:
+def rank_in_style(standing: store.Standing, rank_style: str) -> int:
     return standing.better_count + 1 if rank_style == "competition" else standing.rank
 
 
@@ -238,7 +238,7 @@ def standing_entries(
         display_name, avatar_url = profiles.get(standing.player_id, ("", ""))
         entries.append(
             {
-                "rank": _rank(standing, rank_style),
+                "rank": rank_in_style(standing, rank_style),
                 "player_id": standing.player_id,
                 "display_name": display_name or standing.player_id,
                 "avatar_url": avatar_url,
@@ -279,7 +279,7 @@ def standing_answer(
         "player_id": player_id,
         "board": season.board.slug,
         "season": season.slug,
-        "rank": _rank(standing, rank_style),
+        "rank": rank_in_style(standing, rank_style),
         "points": points_of(standing.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
         "percentile": percentile_of(standing.rank, total),
@@ -340,7 +340,7 @@ def players_ranks(
         display_name, avatar_url = profiles.get(player_id, ("", ""))
         entries.append(
             {
-                "rank": None if standing is None else _rank(standing, rank_style),
+                "rank": None if standing is None else rank_in_style(standing, rank_style),
                 "player_id": player_id,
                 "display_name": display_name or player_id,
                 "avatar_url": avatar_url,

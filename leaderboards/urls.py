@@ -13,6 +13,11 @@ urlpatterns = [
         name="leaderboard-player",
     ),
     path(
+        "leaderboard/players/<str:player_id>/friends",
+        api.FriendsRankView.as_view(),
+        name="leaderboard-friends",
+    ),
+    path(
         "leaderboard/players/<str:player_id>/around",
         api.AroundView.as_view(),
         name="leaderboard-around",

@@ -20,8 +20,8 @@ from config.building_blocks.player_ids import (
 )
 from seasons.scoring import MAX_POINTS
 
-from . import services
-from .models import Player
+from . import selectors, services
+from .models import FRIENDS_MAX, Player
 from .permissions import GameServerKeyAuthentication, IsGameServer, allowed_board_slugs
 
 MAX_BATCH = 1000
@@ -214,3 +214,73 @@ class PlayerView(APIView):
         return Response(
             _player_out(player), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
+
+
+class FriendsIn(StrictSerializer):
+    friends = serializers.ListField(
+        child=StrictCharField(
+            min_length=1,
+            max_length=PLAYER_ID_MAX_LENGTH,
+            trim_whitespace=False,
+            validators=[player_id_field_validator],
+        ),
+        allow_empty=True,
+        help_text=f"The player's whole list of friends' ids, at most {FRIENDS_MAX:,}; "
+        "it replaces the stored one. Friends who have not played yet are allowed.",
+    )
+
+
+class FriendsOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    friends = serializers.ListField(child=serializers.CharField())
+
+
+class FriendsView(APIView):
+    authentication_classes = [GameServerKeyAuthentication]
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "PUT":
+            return [IsGameServer()]
+        return []
+
+    @extend_schema(
+        parameters=[PLAYER_ID_PATH],
+        responses=FriendsOut,
+        auth=[],
+        summary="A player's friends, as stored",
+    )
+    def get(self, request: Request, player_id: str) -> Response:
+        check_player_id(player_id)
+        friends = selectors.player_friends(player_id)
+        if friends is None:
+            raise NotFound(f"Unknown player '{player_id}'.", code="player_not_found")
+        return Response({"player_id": player_id, "friends": friends})
+
+    @extend_schema(
+        parameters=[PLAYER_ID_PATH],
+        request=FriendsIn,
+        responses=FriendsOut,
+        summary="Replace a player's friends (game servers)",
+        description=f"One-way (the player's own list), at most {FRIENDS_MAX:,} ids "
+        "(`400 too_many_friends`), never the player's own (`400 friend_is_self`); an id given "
+        "twice is kept once. The player is created when new. A key limited to some boards may "
+        "write only the friends of a player with a result on one of them "
+        "(`403 player_not_in_scope`).",
+    )
+    def put(self, request: Request, player_id: str) -> Response:
+        check_player_id(player_id)
+        body = request.data
+        # Counted before each id is checked: a list far over the limit gets its one clear error.
+        if isinstance(body, dict) and isinstance(body.get("friends"), list):
+            services.friends_limit_check([repr(friend) for friend in body["friends"]])
+        serializer = FriendsIn(data=body)
+        if not serializer.is_valid():
+            raise InvalidInput(
+                "The friends list is invalid.", details={"fields": serializer.errors}
+            )
+        friends = services.friends_replace(
+            player_id=player_id,
+            friend_ids=serializer.validated_data["friends"],
+            allowed_boards=allowed_board_slugs(request),
+        )
+        return Response({"player_id": player_id, "friends": friends})

@@ -2,13 +2,16 @@
 
 from datetime import datetime
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import BrinIndex
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from rest_framework_api_key.models import AbstractAPIKey
 
+from config.building_blocks.expressions import EachMatches, NotAmong
 from config.building_blocks.player_ids import (
+    PLAYER_ID_CHARACTERS,
     PLAYER_ID_MAX_LENGTH,
     PLAYER_ID_PATTERN,
     player_id_validator,
@@ -210,6 +213,45 @@ class PendingPlayerRefresh(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id} since {self.requested_at.isoformat()}"
+
+
+# Friends one player's list holds at most: the friends view ranks them all in one read.
+FRIENDS_MAX = 1000
+
+
+class FriendList(models.Model):
+    """A player's friends as their game's server last stored them: one-way (the player's own
+    list), replaced whole, in the order given. A friend need not have played yet, so the ids
+    are kept as ids, not as keys of players that may not exist."""
+
+    player = models.OneToOneField(
+        Player, on_delete=models.CASCADE, primary_key=True, related_name="friend_list"
+    )
+    friend_ids = ArrayField(
+        models.CharField(max_length=PLAYER_ID_MAX_LENGTH), default=list, blank=True
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(friend_ids__len__lte=FRIENDS_MAX),
+                name="friend_list_at_most_max",
+                violation_error_message=f"A player has at most {FRIENDS_MAX} friends.",
+            ),
+            models.CheckConstraint(
+                condition=NotAmong(F("player_id"), F("friend_ids")),
+                name="friend_list_not_self",
+                violation_error_message="A player is not their own friend.",
+            ),
+            models.CheckConstraint(
+                condition=EachMatches(F("friend_ids"), pattern=f"^({PLAYER_ID_CHARACTERS}(,|$))*$"),
+                name="friend_ids_allowed_characters",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player_id}: {len(self.friend_ids)} friends"
 
 
 class GameServer(AbstractAPIKey):

@@ -1,9 +1,10 @@
 """The write path and the players in PostgreSQL, a module per job: recording results
 (`results.py`, with `resolving.py` finding their seasons and `statements.py` the SQL that
-stores them), players' profiles (`players.py`), and bans with their refresh outbox (`bans.py`).
-Callers import from here."""
+stores them), players' profiles (`players.py`) and friends (`friends.py`), and bans with
+their refresh outbox (`bans.py`). Callers import from here."""
 
 from .bans import BANS_LOCK, player_ban, player_unban, players_unban_expired
+from .friends import friends_limit_check, friends_replace
 from .players import player_upsert
 from .posted import PostedResult, ResultOutcome
 from .resolving import board_lookups_cache
@@ -14,6 +15,8 @@ __all__ = [
     "PostedResult",
     "ResultOutcome",
     "board_lookups_cache",
+    "friends_limit_check",
+    "friends_replace",
     "player_ban",
     "player_unban",
     "player_upsert",

@@ -11,6 +11,21 @@ from .. import outbox
 from ..models import MatchResult, Player
 
 
+def player_in_scope_check(player_id: str, allowed_boards: frozenset[str] | None) -> None:
+    """`403 player_not_in_scope` unless a key of scope `allowed_boards` (None: every board) may
+    write the player: one with a result on one of its boards, so one game's server cannot
+    rename another game's players or rewrite their friends. Results are never deleted, so a
+    player once in scope stays in it."""
+    if allowed_boards is not None and not (
+        MatchResult.objects.filter(player_id=player_id, board__slug__in=allowed_boards).exists()
+    ):
+        raise Forbidden(
+            f"This game-server key may not change player '{player_id}': they have no result "
+            "on its boards.",
+            code="player_not_in_scope",
+        )
+
+
 def player_upsert(
     *,
     player_id: str,
@@ -20,18 +35,9 @@ def player_upsert(
 ) -> tuple[Player, bool]:
     """Create a player's profile or change the fields given; returns it and whether it is new.
 
-    `allowed_boards` is the posting key's scope (None: every board). A key limited to some
-    boards may write only the profile of a player with a result on one of them, so one game's
-    server cannot rename another game's players; a new player's profile is then written after
-    their first result. Results are never deleted, so a player once in scope stays in it."""
-    if allowed_boards is not None and not (
-        MatchResult.objects.filter(player_id=player_id, board__slug__in=allowed_boards).exists()
-    ):
-        raise Forbidden(
-            f"This game-server key may not change player '{player_id}': they have no result "
-            "on its boards.",
-            code="player_not_in_scope",
-        )
+    `allowed_boards` is the posting key's scope (player_in_scope_check): a key limited to some
+    boards writes a new player's profile after their first result."""
+    player_in_scope_check(player_id, allowed_boards)
     changes = {
         name: value
         for name, value in (("display_name", display_name), ("avatar_url", avatar_url))

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from leaderboards import closing, fast_reads, store
 from leaderboards.models import ArchivedStanding
 from leaderboards.store import sharded
+from matches.services import friends_replace
 from seasons.models import Season
 from server.asgi import application
 from tests.factories import BoardFactory, SeasonFactory
@@ -99,7 +100,9 @@ def _without_board(body):
 
 
 def _reads(client, season, players, *, via_event_loop):
-    """Every read endpoint's answer for the season, in both rank styles."""
+    """Every read endpoint's answer for the season, in both rank styles. The first player's
+    friends are all the others (and one who never played); the second has none."""
+    friends_replace(player_id=players[0], friend_ids=[*players[1:], "nobody"])
     slug = season.board.slug
     size = len(players)
     answers = {}
@@ -119,6 +122,9 @@ def _reads(client, season, players, *, via_event_loop):
             f"/api/v1/leaderboard/ranks?{q}", {"player_ids": [*players, "nobody"]}, format="json"
         )
         answers[("ranks", style)] = (r.status_code, _without_board(r.json()))
+        for player in players[:2]:
+            r = client.get(f"/api/v1/leaderboard/players/{player}/friends?{q}")
+            answers[("friends", style, player)] = (r.status_code, _without_board(r.json()))
     return answers
 
 
