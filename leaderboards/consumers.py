@@ -17,9 +17,10 @@ from redis.exceptions import RedisError
 from rest_framework import serializers
 
 from config.building_blocks.api import StrictCharField, StrictSerializer, validate_query
-from config.building_blocks.errors import DomainError, InvalidInput, Unavailable
+from config.building_blocks.errors import DomainError, InvalidInput, NotFound, Unavailable
 from config.building_blocks.player_ids import player_id_field_validator
 from config.building_blocks.throttles import scope_client_address
+from matches.selectors import player_friends
 from seasons.selectors import season_for_read
 
 from . import live
@@ -36,6 +37,13 @@ class LiveQuery(serializers.Serializer):
         validators=[player_id_field_validator],
     )
     n = serializers.IntegerField(min_value=0, max_value=50, default=5)
+    friends_of = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=64,
+        trim_whitespace=False,
+        validators=[player_id_field_validator],
+    )
 
 
 class ClientMessage(StrictSerializer):
@@ -67,12 +75,21 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
                 board_slug=self.scope["url_route"]["kwargs"]["board"],
                 season_slug=query.get("season"),
             )
+            friends_of = query.get("friends_of")
+            members = None
+            if friends_of is not None:
+                friend_ids = await database_sync_to_async(player_friends)(friends_of)
+                if friend_ids is None:
+                    raise NotFound(f"Unknown player '{friends_of}'.", code="player_not_found")
+                members = [friends_of, *friend_ids]
             await live.subscribe(
                 self.subscriber,
                 season=season,
                 top=query["top"],
                 player_id=query.get("player_id"),
                 around=query["n"],
+                friends_of=friends_of,
+                friends_members=members,
             )
         except DomainError as exc:
             self.subscriber.reject(exc)

@@ -49,6 +49,11 @@ class Subscriber:
         # The player named in the URL (the snapshot's), and every player it follows.
         self.player_id: str | None = None
         self.players: set[str] = set()
+        # The player whose friends view this socket follows, the view's members (that player,
+        # then their friends) and its order as last told: (player_id, points) from the top.
+        self.friends_of: str | None = None
+        self.friends_members: list[str] = []
+        self.friends_told: list[tuple[str, int]] | None = None
         # The top entries this socket was last given, and when.
         self.top_told: list[dict[str, Any]] | None = None
         self.top_told_at = float("-inf")

@@ -50,6 +50,10 @@ class SeasonSockets:
     # whether a notice named no one (read every followed player).
     players_named: set[str] = field(default_factory=set)
     every_player_named: bool = False
+    # The sockets following a friends view, by each member of it, and each member's composite
+    # as last read (live/friends.py).
+    friend_views: dict[str, set[Subscriber]] = field(default_factory=dict)
+    friend_composites: dict[str, int | None] = field(default_factory=dict)
     # Followed players in the order their ranks are looked at for passes, a round at a time.
     pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
 

@@ -24,7 +24,7 @@ from config.building_blocks.errors import DomainError, NotFound
 from seasons.models import Season, SeasonState
 from seasons.selectors import seasons_of_hidden_boards
 
-from . import delivery, messages
+from . import delivery, friends, messages
 from .messages import encode
 from .notices import season_group
 from .outbox import CLOSE_SEASON_CLOSED, Subscriber
@@ -63,10 +63,19 @@ class Ticker:
                 self._tasks = [loop.create_task(self._listen()), loop.create_task(self._refresh())]
 
     async def subscribe(
-        self, sub: Subscriber, *, season: Season, top: int, player_id: str | None, around: int
+        self,
+        sub: Subscriber,
+        *,
+        season: Season,
+        top: int,
+        player_id: str | None,
+        around: int,
+        friends_of: str | None = None,
+        friends_members: list[str] | None = None,
     ) -> None:
         await self._start()
         sub.season_id, sub.top, sub.around, sub.player_id = season.pk, top, around, player_id
+        sub.friends_of, sub.friends_members = friends_of, list(friends_members or ())
         if player_id is not None:
             sub.players.add(player_id)
         sub.on_drop = self.remove
@@ -108,6 +117,7 @@ class Ticker:
             if sub in waiting:
                 waiting.remove(sub)
         sockets.subscribers.discard(sub)
+        friends.unwatch(sockets, sub)
         top_followers = sockets.top_followers.get(sub.top)
         if top_followers is not None:
             top_followers.discard(sub)
@@ -176,7 +186,9 @@ class Ticker:
                     sockets.every_player_named = True
                 else:
                     sockets.players_named.update(
-                        p for p in players if p in sockets.player_followers
+                        p
+                        for p in players
+                        if p in sockets.player_followers or p in sockets.friend_views
                     )
                 sockets.changed = True
                 sockets.wake.set()
@@ -291,6 +303,8 @@ class Ticker:
             sockets.last_changes_read_at = time.monotonic()
         wanted = [sub.player_id for sub in newcomers if sub.player_id is not None]
         wanted += [player_id for _, player_id in follows]
+        # A joining friends view's members, so a change right after its first view is seen.
+        wanted += [member for sub in newcomers for member in sub.friends_members]
         checked: list[str] = []
         if read_changes:
             # The players whose own score changed, and as many others as the budget could tell
@@ -298,7 +312,7 @@ class Ticker:
             named, sockets.players_named = sockets.players_named, set()
             every_player, sockets.every_player_named = sockets.every_player_named, False
             if every_player:
-                checked = list(sockets.player_followers)
+                checked = [*sockets.player_followers, *sockets.friend_views]
             else:
                 checked = [*named, *sockets.players_to_check(int(sockets.budget.available()))]
         player_ids = list(dict.fromkeys([*checked, *wanted]))
@@ -328,6 +342,13 @@ class Ticker:
             delivery.snapshot_send(sockets, sub, reading)
         for sub, player_id in follows:
             delivery.following_start(sockets, sub, player_id, reading)
+        joined = [sub for sub in newcomers if sub.friends_of is not None and sub.open]
+        for sub in joined:
+            friends.watch(sockets, sub)
+        # The joiners' members were read too: their composites now are what later ones compare to.
+        changed = friends.views_changed(sockets, reading)
+        await friends.views_deliver(sockets, joined, first=True)
+        await friends.views_deliver(sockets, [sub for sub in changed if sub not in joined])
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()
@@ -343,7 +364,14 @@ def ticker() -> Ticker:
 
 
 async def subscribe(
-    sub: Subscriber, *, season: Season, top: int, player_id: str | None, around: int
+    sub: Subscriber,
+    *,
+    season: Season,
+    top: int,
+    player_id: str | None,
+    around: int,
+    friends_of: str | None = None,
+    friends_members: list[str] | None = None,
 ) -> None:
     """Start a socket's stream: a snapshot first, then changes. A closed season only says so."""
     if season.state == SeasonState.CLOSED:
@@ -354,7 +382,15 @@ async def subscribe(
             close_code=CLOSE_SEASON_CLOSED,
         )
         return
-    await ticker().subscribe(sub, season=season, top=top, player_id=player_id, around=around)
+    await ticker().subscribe(
+        sub,
+        season=season,
+        top=top,
+        player_id=player_id,
+        around=around,
+        friends_of=friends_of,
+        friends_members=friends_members,
+    )
 
 
 def follow(sub: Subscriber, player_id: str) -> None:
