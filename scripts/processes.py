@@ -129,8 +129,9 @@ class Process:
         return tail(self.log, lines)
 
 
-def apt_install(*packages: str) -> None:
-    """Debian's `packages`, installed without questions (only root may)."""
+def apt_install(*packages: str, recommends: bool = False) -> None:
+    """Debian's `packages`, installed without questions (only root may); with `recommends`,
+    their recommended packages too (Chromium's bring the fonts pages are drawn with)."""
     if os.geteuid() != 0:
         raise ServiceError(f"missing: install with `sudo apt-get install {' '.join(packages)}`")
     print(f"[services] installing {' '.join(packages)} with apt-get", flush=True)
@@ -140,7 +141,13 @@ def apt_install(*packages: str) -> None:
     try:
         subprocess.run([*apt, "update"], check=True, env=env, timeout=900)
         subprocess.run(
-            [*apt, "install", "-y", "--no-install-recommends", *packages],
+            [
+                *apt,
+                "install",
+                "-y",
+                *([] if recommends else ["--no-install-recommends"]),
+                *packages,
+            ],
             check=True,
             env=env,
             timeout=1200,
