@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from config.building_blocks.errors import NotFound
 from config.building_blocks.player_ids import player_id_allowed
+from leaderboards.friends import player_friends_view
 from leaderboards.history import player_history
 from leaderboards.selectors import player_around, player_standing
 from leaderboards.top_answers import leaderboard_top
@@ -51,17 +52,8 @@ def _season_view(season: Season, now: datetime) -> SeasonView:
     )
 
 
-def board_page(
-    *, board_slug: str, season_slug: str | None, page: int, now: datetime | None = None
-) -> dict[str, Any]:
-    """One page of 100 of a board's season (the running one by default), live or archived."""
-    now = now or timezone.now()
-    season = season_for_read(board_slug=board_slug, season_slug=season_slug)
-    offset = (page - 1) * PAGE_SIZE
-    top = leaderboard_top(season=season, offset=offset, limit=PAGE_SIZE)
-    pages = max(1, -(-top["total_players"] // PAGE_SIZE))
-    if page > pages:
-        raise NotFound(f"Page {page} is past the last page ({pages}).", code="page_not_found")
+def _board_and_seasons(season: Season, now: datetime) -> dict[str, Any]:
+    """What every board page shows around its table: the boards, the season and its picker."""
     return {
         "board": season.board,
         "boards": list(boards_list()),
@@ -70,7 +62,50 @@ def board_page(
             _season_view(s, now)
             for s in seasons_list(board=season.board).filter(starts_at__lte=now).reverse()
         ],
+    }
+
+
+def _friends_page(season: Season, player_id: str, now: datetime) -> dict[str, Any]:
+    """The board page's frame around a player's friends view (one table, no pages)."""
+    view = None
+    if player_id_allowed(player_id):
+        view = player_friends_view(season=season, player_id=player_id)
+    if view is None:
+        raise NotFound(f"Unknown player '{player_id}'.", code="player_not_found")
+    return {
+        **_board_and_seasons(season, now),
+        "top": {"total_players": view["total_players"], "entries": view["entries"]},
+        "friends": view,
+        "page": 1,
+        "pages": 1,
+        "offset": 0,
+        "page_size": PAGE_SIZE,
+    }
+
+
+def board_page(
+    *,
+    board_slug: str,
+    season_slug: str | None,
+    page: int,
+    friends_of: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """One page of 100 of a board's season (the running one by default), live or archived; or,
+    with `friends_of`, that player and their friends ranked among themselves."""
+    now = now or timezone.now()
+    season = season_for_read(board_slug=board_slug, season_slug=season_slug)
+    if friends_of is not None:
+        return _friends_page(season, friends_of, now)
+    offset = (page - 1) * PAGE_SIZE
+    top = leaderboard_top(season=season, offset=offset, limit=PAGE_SIZE)
+    pages = max(1, -(-top["total_players"] // PAGE_SIZE))
+    if page > pages:
+        raise NotFound(f"Page {page} is past the last page ({pages}).", code="page_not_found")
+    return {
+        **_board_and_seasons(season, now),
         "top": top,
+        "friends": None,
         "page": page,
         "pages": pages,
         "offset": offset,

@@ -14,6 +14,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from config.building_blocks.errors import NotFound
@@ -92,8 +93,17 @@ def board(request: HttpRequest, board: str, season: str | None = None) -> HttpRe
     picked = request.GET.get("season")
     if picked and season is None:
         # The season picker is a plain GET form: send it to the season's own address.
-        return redirect(_reverse("pages:season", board=board, season=picked))
-    context = selectors.board_page(board_slug=board, season_slug=season, page=_page_number(request))
+        address = _reverse("pages:season", board=board, season=picked)
+        friends_of = request.GET.get("friends_of")
+        return redirect(
+            f"{address}?{urlencode({'friends_of': friends_of})}" if friends_of else address
+        )
+    context = selectors.board_page(
+        board_slug=board,
+        season_slug=season,
+        page=_page_number(request),
+        friends_of=request.GET.get("friends_of") or None,
+    )
     return render(request, "pages/board.html", {**context, "is_home": False})
 
 

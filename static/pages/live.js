@@ -162,12 +162,14 @@
        slides instead of lighting up). */
     fill(row, entry) {
       let scored = false;
-      for (const [selector, value] of [["td.rank", entry.rank], ["td.points", entry.points]]) {
+      const cells = [["td.rank", entry.rank, ""], ["td.points", entry.points, ""],
+        ["td.global-rank", entry.global_rank, "#"]];
+      for (const [selector, value, prefix] of cells) {
         const cell = row.querySelector(selector);
-        if (cell.dataset.value !== String(value)) {
+        if (cell && value !== undefined && cell.dataset.value !== String(value)) {
           scored = scored || (selector === "td.points" && cell.dataset.value !== "");
           cell.dataset.value = String(value);
-          cell.textContent = grouped(value);
+          cell.textContent = prefix + grouped(value);
         }
       }
       const name = row.querySelector(".name");
@@ -364,6 +366,33 @@
     stream.connect();
   }
 
+  /* A player and their friends: the stream's friends view, and a short notice when a friend
+     comes past the player. */
+  function followFriends(section) {
+    const playerId = section.dataset.liveFriends;
+    const table = new StandingsTable(section.querySelector(".table-wrap"), { highlight: playerId });
+    const status = section.querySelector("[data-live-status]");
+    const notice = section.querySelector("[data-friends-notice]");
+    const stream = new LiveStream({
+      board: section.dataset.liveBoard,
+      query: { season: section.dataset.season, top: 0, friends_of: playerId },
+      status,
+      onMessage(message) {
+        if (message.type === "friends") {
+          table.render(message.entries);
+          setTotal(section, message.total_players);
+        } else if (message.type === "friend_passed" && notice) {
+          const friend = message.friend;
+          notice.textContent = `${friend.display_name} passed ${playerId}: now #${grouped(
+            friend.rank)} among friends, #${grouped(friend.global_rank)} overall.`;
+          notice.hidden = false;
+        }
+      },
+      onSeasonClosed: (message) => seasonClosedNotice(section, status, message),
+    });
+    stream.connect();
+  }
+
   /* A board's deeper pages: the REST API's page, read again every few seconds while visible. */
   function pollBoard(section) {
     const table = new StandingsTable(section.querySelector(".table-wrap"));
@@ -534,6 +563,9 @@
     }
     for (const section of document.querySelectorAll("[data-live-player]")) {
       followPlayer(section);
+    }
+    for (const section of document.querySelectorAll("[data-live-friends]")) {
+      followFriends(section);
     }
     window.setInterval(tickTimeLeft, 30000);
   }

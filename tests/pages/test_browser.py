@@ -133,6 +133,40 @@ def test_a_posted_result_moves_the_row_on_the_open_page_within_two_seconds(
     assert page.errors == []
 
 
+def test_the_friends_view_moves_live_and_says_who_passed_the_player(
+    browser, site, game_server, season, screenshot
+):
+    board_of(game_server, 12)
+    stored = game_server.put("/api/v1/players/p005/friends", json={"friends": ["p003", "p009"]})
+    assert stored.status_code == 200, stored.text
+    page, response = open_page(browser, f"{site.url}/boards/global/?friends_of=p005")
+    assert response.status == 200
+    assert row_ids(page) == ["p003", "p005", "p009"]
+    wait_live(page)
+
+    # p009 (40 points) comes past p005 (80) and p003 (100) to 110: third on the board, as
+    # p002 reached 110 first.
+    posted = game_server.post(
+        "/api/v1/scores", json={"player_id": "p009", "points": 70, "match_id": "friend-climbs"}
+    )
+    assert posted.status_code == 201
+    page.wait_for_function(
+        "() => document.querySelector('[data-rows] tr').dataset.playerId === 'p009'",
+        timeout=PAGE_WAIT_MS,
+    )
+
+    assert row_ids(page) == ["p009", "p003", "p005"]
+    first = page.locator("[data-rows] tr").first
+    assert first.locator("td.rank").inner_text() == "1"
+    assert first.locator("td.global-rank").inner_text() == "#3"
+    notice = page.locator("[data-friends-notice]")
+    notice.wait_for(state="visible", timeout=PAGE_WAIT_MS)
+    name = data.NAMES[8]
+    assert notice.inner_text() == f"{name} passed p005: now #1 among friends, #3 overall."
+    screenshot(page, "friends-live", full_page=False, still=False)
+    assert page.errors == []
+
+
 def test_after_the_socket_drops_the_page_reconnects_and_resynchronises(
     browser, site, game_server, season
 ):
