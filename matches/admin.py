@@ -22,7 +22,7 @@ from config.building_blocks.errors import Conflict
 
 from .corrections import result_void
 from .game_servers import game_server_delete, game_server_saved
-from .models import GameServer, MatchResult, Player, PlayerTotal
+from .models import FriendList, GameServer, MatchResult, Player, PlayerTotal
 from .services import player_ban, player_unban
 
 # The library's own key model is not used (game servers have theirs, GameServer, below): its
@@ -129,6 +129,7 @@ class PlayerAdmin(LargeTableAdmin):
         "banned_until",
         "ban_reason",
         "records",
+        "friends",
         "created_at",
         "updated_at",
     )
@@ -150,6 +151,15 @@ class PlayerAdmin(LargeTableAdmin):
             _changelist_of(PlayerTotal, player.player_id),
             _changelist_of(MatchResult, player.player_id),
         )
+
+    @admin.display(description="Friends")
+    def friends(self, player: Player) -> str:
+        """The list game servers stored (PUT /api/v1/players/{id}/friends); read-only here."""
+        friend_ids = FriendList.objects.filter(player=player).values_list("friend_ids", flat=True)
+        stored = next(iter(friend_ids), None)
+        if not stored:
+            return "–"
+        return f"{len(stored):,}: " + ", ".join(stored[:50]) + (" …" if len(stored) > 50 else "")
 
     def get_urls(self):
         return [

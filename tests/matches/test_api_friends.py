@@ -1,6 +1,7 @@
 """Friends lists: game servers replace a player's whole list, everyone reads it."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
@@ -144,3 +145,16 @@ def test_postgresql_keeps_the_rules_itself(friend_ids):
 
     with pytest.raises(IntegrityError), transaction.atomic():
         FriendList.objects.create(player=player, friend_ids=friend_ids)
+
+
+def test_the_admin_shows_a_players_friends(client, server):
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
+    server.put("/api/v1/players/p1/friends", {"friends": ["p2", "p3"]}, format="json")
+    PlayerFactory(player_id="p4")
+
+    listed = client.get("/admin/matches/player/p1/change/").content.decode()
+    empty = client.get("/admin/matches/player/p4/change/").content.decode()
+
+    assert "2: p2, p3" in listed
+    assert "Friends" in empty
+    assert "2: p2, p3" not in empty
