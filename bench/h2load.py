@@ -1,13 +1,6 @@
-"""Reads at a constant arrival rate (open loop) from h2load (Debian's nghttp2-client), each
-request's duration read from its log, so the percentiles are the harness's own.
-
-h2load's `--rps` gives every connection a timer that makes a request due every 1/rps seconds; a
-request due while its HTTP/1.1 connection still waits is sent when the answer comes and timed
-from that send (coordinated omission, confined to one connection). One process's connections walk
-its URI list in step, so the load comes from a few processes of CONNECTIONS_PER_LOADER
-connections, each with its own random players, started a fraction of an interval apart
-(bench/README.md, "h2load").
-"""
+"""Reads at a constant arrival rate (open loop) from h2load (Debian's nghttp2-client), from a few
+processes of CONNECTIONS_PER_LOADER connections each, every request's duration read from its log
+(bench/README.md, "h2load": why so, and the coordinated omission it leaves per connection)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), how soon
-each accepted result shows on the public rank endpoint, and what PostgreSQL did for it.
-
-Closed loop: wrk posts as fast as the answers come back (how much the server takes). Open loop:
-bench/openloop.py offers a fixed rate whatever the answers (whether the server keeps up with it;
-one that does not shows a growing backlog and freshness, not a client that slowed down). Accepted
-results are counted where they are confirmed, in PostgreSQL; freshness comes from the probe
-(bench/openloop.py); PostgreSQL's side (bench/pgstats.py) covers the load and the drain after it.
-"""
+"""Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), closed loop
+(wrk) and open loop (bench/openloop.py): accepted results counted in PostgreSQL, how soon each
+shows on the public rank endpoint (the probe), and what PostgreSQL did for it (bench/pgstats.py)."""
 
 from __future__ import annotations
 
@@ -92,8 +86,8 @@ class IngestWindow:
             self.since_id = self.conn.execute(query).fetchone()[0]
             self.pg_before = pg_snapshot(self.conn)
             self.window.start()
-            self.origin_wall, self.probe.origin = time.time(), time.monotonic()
             self.probe.start()
+            self.origin_wall = self.probe.started_wall  # the probe's series counts from there
         except BaseException:
             self.__exit__()
             raise

@@ -23,7 +23,7 @@ from seasons.models import Board, Season, SeasonState
 from seasons.services import season_create
 
 from .core import BenchError
-from .environment import QUEUE, BenchEnvironment
+from .environment import QUEUE, BenchEnvironment, connect
 from .scores import CHUNK, chunk_scores
 
 BOARD = "bench"
@@ -166,29 +166,18 @@ def season_load(
     def player_line(i: int, points: int, at: str) -> str:
         return f"p{i}\tPlayer {i}\t\t{created}\t{created}"
 
-    player_copy, player_end = _copy_columns(
-        Player, "player_id display_name avatar_url created_at updated_at"
-    )
-    result_copy, result_end = _copy_columns(
-        MatchResult, "board_id season_id match_id player_id points ended_at received_at"
-    )
-    total_copy, total_end = _copy_columns(
-        PlayerTotal, "season_id player_id points reached_at updated_at"
-    )
-    copies = (
-        ("players", player_copy, player_line),
+    copies = (  # (what, model, the columns the loader writes, a row of them)
+        ("players", Player, "player_id display_name avatar_url created_at updated_at", player_line),
         # Matches of ten players each.
-        (
-            "results",
-            result_copy,
-            lambda i, p, t: f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{p}\t{t}\t{t}",
-        ),
-        ("totals", total_copy, lambda i, p, t: f"{sid}\tp{i}\t{p}\t{t}\t{t}"),
-    )
-    ends = (player_end, result_end, total_end)
-    tables = [Player._meta.db_table, MatchResult._meta.db_table, PlayerTotal._meta.db_table]
+        ("results", MatchResult,
+         "board_id season_id match_id player_id points ended_at received_at",
+         lambda i, p, t: f"{bid}\t{sid}\tload-{i // 10}\tp{i}\t{p}\t{t}\t{t}"),
+        ("totals", PlayerTotal, "season_id player_id points reached_at updated_at",
+         lambda i, p, t: f"{sid}\tp{i}\t{p}\t{t}\t{t}"),
+    )  # fmt: skip
+    tables = [model._meta.db_table for _, model, _, _ in copies]
     started = time.perf_counter()
-    with psycopg.connect(**env.conninfo()) as conn:
+    with connect(env.database_url) as conn:
         # As pg_restore --disable-triggers does: the rows are consistent by construction, and
         # per-row foreign-key checks would dominate a load of millions; only when the tables
         # have no triggers of the app's own, whose work would be skipped too.
@@ -205,7 +194,8 @@ def season_load(
             except psycopg.errors.InsufficientPrivilege:
                 conn.rollback()
         with conn.cursor() as cursor:
-            for (what, statement, line), end in zip(copies, ends, strict=True):
+            for what, model, columns, line in copies:
+                statement, end = _copy_columns(model, columns)
                 with (
                     cursor.copy(statement) as copy,
                     tqdm(total=players, desc=f"COPY {what}") as bar,
@@ -214,7 +204,7 @@ def season_load(
                         copy.write(text)
                         bar.update(count)
     copied = time.perf_counter() - started
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+    with env.connect() as conn:
         conn.execute("ANALYZE matches_player")
         conn.execute("ANALYZE matches_matchresult")
         # Sets the visibility map too, so the PostgreSQL baseline gets index-only scans.

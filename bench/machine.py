@@ -1,11 +1,7 @@
 """The machine a result was measured on: facts kept with every result, its speed (a fixed Python
-loop), and where its CPU went during a phase, by part: web, worker, Redis, PostgreSQL, the load
-generator, the harness, and everything else (other tenants of a shared box show up there).
-
-A part is named by the pid of the process that leads it: that process, its process group (a
-server the harness started leads its own) and its children (PostgreSQL's backends). Processes
-come and go within a phase and their time vanishes from /proc with them, so a part counts its
-live processes plus what they reaped from children that exited (cutime and cstime)."""
+loop), and where its CPU went during a phase, by part (bench/README.md, "What a run does", 12): a
+part is its leading process, its process group and its children, with their reaped children's
+time (cutime and cstime), since processes that exit within a phase vanish from /proc."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ import time
 from importlib import metadata
 from typing import Any
 
-import psycopg
 import redis
 
 from scripts.processes import ROOT
@@ -27,6 +22,14 @@ from .environment import BenchEnvironment, database_connections
 from .processes import proc_stats
 
 PACKAGES = "Django djangorestframework redis hiredis psycopg celery uvicorn uvloop httptools"
+# The settings a run records: what shapes the write path and what the bench's cluster tunes.
+_SETTINGS = """server_version shared_buffers effective_cache_size work_mem
+maintenance_work_mem wal_buffers wal_level wal_compression max_wal_size min_wal_size
+checkpoint_timeout checkpoint_completion_target fsync synchronous_commit full_page_writes
+shared_preload_libraries track_io_timing autovacuum_naptime autovacuum_vacuum_scale_factor
+autovacuum_vacuum_insert_scale_factor autovacuum_analyze_scale_factor autovacuum_vacuum_cost_limit
+max_connections random_page_cost effective_io_concurrency"""
+RECORDED_SETTINGS = _SETTINGS.split()
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Parts not led by a known process are found by their command name.
 _NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
@@ -47,10 +50,16 @@ def _git(*args: str) -> str:
 
 
 def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
-    """Settings that shape the write path, and what one durable commit costs on this disk."""
+    """The recorded settings as the server reports them (one an older server lacks left out),
+    those that shape the write path first, and what one durable commit costs on this disk."""
     names = ("server_version", "shared_buffers", "synchronous_commit", "fsync", "wal_level")
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
-        facts: dict[str, Any] = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in names}
+    with env.connect() as conn:
+        rows = conn.execute(
+            "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name",
+            [RECORDED_SETTINGS],
+        ).fetchall()
+        settings = {name: value for name, value in rows if value is not None}
+        facts: dict[str, Any] = {name: settings.get(name) for name in names}
         conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (x int)")
         commits = []
         try:
@@ -62,7 +71,7 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
             conn.execute("DROP TABLE IF EXISTS bench_commit_probe")
     commits.sort()
     facts["one_row_commit_ms"] = {f"p{p}": round(percentile(commits, p), 3) for p in (50, 90)}
-    return facts
+    return facts | {"settings": settings}
 
 
 def python_probe_ms() -> float:

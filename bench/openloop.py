@@ -1,12 +1,8 @@
-"""An open-loop load of match results: POSTs at a fixed rate from several senders, each on its
-own schedule whether or not its earlier requests were answered, so a slow server cannot slow the
-load down and hide its own latency (no coordinated omission); and the freshness probe, which
-posts results for players the load never writes and times each until the public rank endpoint
-shows it. The ingest phases and bench/ws_push.py use them.
-
-Their client is a small keep-alive HTTP/1.1 client on asyncio with httptools (uvicorn's C parser)
-reading the answers: httpx spent 1.4 to 2 ms of CPU a request here, ten times as much.
-"""
+"""An open-loop load of match results (senders on their own schedules whatever the answers, so a
+slow server cannot hide its latency) and the freshness probe (results for players the load never
+writes, each timed until the public rank endpoint shows it); bench/README.md, "What a run does".
+Their client: keep-alive HTTP/1.1 on asyncio with httptools reading the answers (httpx spent ten
+times the CPU a request here)."""
 
 from __future__ import annotations
 
@@ -94,19 +90,20 @@ class HttpClient:
     """Requests to one server over a pool of keep-alive connections (a new one whenever all are
     busy); every request has a deadline, and a connection that failed is closed, never reused."""
 
-    def __init__(self, url: str, *, api_key: str = "") -> None:
+    def __init__(self, url: str, *, api_key: str = "", timeout: float = REQUEST_TIMEOUT_SECONDS):
         parsed = urlparse(url)
         self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
         self.head = f"Host: {self.host}:{self.port}\r\n"
         if api_key:
             self.head += f"Authorization: Api-Key {api_key}\r\nContent-Type: application/json\r\n"
+        self.timeout = timeout
         self.idle: list[_Connection] = []
         self.open: set[_Connection] = set()
 
     async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
         """(status, body) of the answer; raises TimeoutError or OSError."""
         request = f"{method} {path} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n"
-        async with asyncio.timeout(REQUEST_TIMEOUT_SECONDS):
+        async with asyncio.timeout(self.timeout):
             # The server closes connections idle for long (uvicorn: 5 s); those are dropped here.
             while self.idle and self.idle[-1].closed:
                 self.open.discard(self.idle.pop())
@@ -149,60 +146,6 @@ class OfferedLoad:
     senders: int = 8
 
 
-class _BackgroundLoop:
-    """Runs `_main` on an asyncio loop in a thread of its own until stop(); an exception there is
-    raised again in the caller's thread."""
-
-    def __init__(self, name: str, stop_seconds: float) -> None:
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.stop_seconds = stop_seconds
-        self.ready = threading.Event()
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stopping: asyncio.Event | None = None
-        self.failure: BaseException | None = None
-        self.figures: dict[str, Any] = {}
-
-    async def _main(self) -> None:
-        """Set self.ready once running; return after self.stopping, the figures in self.figures."""
-        raise NotImplementedError
-
-    @property
-    def running(self) -> bool:
-        return self.thread.is_alive()
-
-    def _check(self, doing: str) -> None:
-        if self.failure is not None:
-            raise RuntimeError(f"{self.thread.name} failed {doing}") from self.failure
-
-    def start(self) -> Any:
-        self.thread.start()
-        if not self.ready.wait(10):
-            raise RuntimeError(f"{self.thread.name} did not start")
-        self._check("to start")
-        return self
-
-    def stop(self) -> dict[str, Any]:
-        """Stop, wait (bounded) for what is in flight, and return the figures."""
-        if self.loop is not None and self.stopping is not None and self.thread.is_alive():
-            self.loop.call_soon_threadsafe(self.stopping.set)
-        self.thread.join(self.stop_seconds)
-        if self.thread.is_alive():
-            raise RuntimeError(f"{self.thread.name} did not stop")
-        self._check("")
-        return self.figures
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            self.failure = exc
-            self.ready.set()
-
-    async def _serve(self) -> None:
-        self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
-        await self._main()
-
-
 async def _settle(tasks: set[asyncio.Task[None]], timeout: float) -> int:
     """Wait up to `timeout` for `tasks`, then cancel the rest; returns how many were left."""
     if not tasks:
@@ -214,14 +157,29 @@ async def _settle(tasks: set[asyncio.Task[None]], timeout: float) -> int:
     return len(unfinished)
 
 
-class OpenLoopSender(_BackgroundLoop):
-    """Sends `load` from a background thread with its own asyncio loop until stop()."""
+class OpenLoopSender:
+    """Sends `load` from a thread of its own, on its own asyncio loop: start() returns once it
+    runs, stop() returns its figures (an exception in the thread is raised again in the
+    caller's). A subclass may choose each request's results (`_items`: none, none sent) and read
+    each answer (`_answered`)."""
 
-    def __init__(self, load: OfferedLoad) -> None:
+    max_in_flight = MAX_IN_FLIGHT
+
+    def __init__(
+        self,
+        load: OfferedLoad,
+        timeout: float = REQUEST_TIMEOUT_SECONDS,
+        settle: float = STOP_WAIT_SECONDS,
+    ) -> None:
         if load.rate <= 0 or load.batch < 1 or load.senders < 1 or load.players < load.batch:
             raise ValueError(f"not a load that can be offered: {load}")
-        super().__init__("open-loop-sender", STOP_WAIT_SECONDS + REQUEST_TIMEOUT_SECONDS)
-        self.load = load
+        self.thread = threading.Thread(target=self._run, name="open-loop-sender", daemon=True)
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping: asyncio.Event | None = None
+        self.figures: dict[str, Any] = {}
+        self.load, self.timeout, self.settle = load, timeout, settle
         self.offered = self.dropped = self.late = 0
         self.lags_ms: list[float] = []
         self.latencies_ms: list[float] = []
@@ -230,75 +188,117 @@ class OpenLoopSender(_BackgroundLoop):
         self.answers: Counter[str] = Counter()
         self.in_flight: set[asyncio.Task[None]] = set()
 
-    async def _main(self) -> None:
-        client = HttpClient(self.load.url, api_key=self.load.api_key)
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+    def start(self) -> Any:
+        self.thread.start()
+        if not self.ready.wait(10) or self.failure is not None:
+            raise RuntimeError(f"{self.thread.name} did not start") from self.failure
+        return self
+
+    def stop(self) -> dict[str, Any]:
+        """Stop, wait (bounded) for what is in flight, and return the figures."""
+        if self.loop is not None and self.stopping is not None and self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.stopping.set)
+        # `settle` seconds for what is in flight, each request within its `timeout`.
+        self.thread.join(self.settle + self.timeout + STOP_WAIT_SECONDS)
+        if self.thread.is_alive() or self.failure is not None:
+            raise RuntimeError(f"{self.thread.name} did not stop cleanly") from self.failure
+        return self.figures
+
+    def _run(self) -> None:
+        async def serve() -> None:
+            self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
+            await self._main()
+
         try:
-            started_wall, origin = time.time(), time.monotonic()
-            self.origin = origin
-            count = self.load.senders
-            senders = [asyncio.create_task(self._sender(client, i, origin)) for i in range(count)]
+            asyncio.run(serve())
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            self.failure = exc
+            self.ready.set()
+
+    async def _main(self) -> None:
+        client = HttpClient(self.load.url, api_key=self.load.api_key, timeout=self.timeout)
+        try:
+            self.started_wall, self.origin = time.time(), time.monotonic()
+            senders = [
+                asyncio.create_task(self._sender(client, i)) for i in range(self.load.senders)
+            ]
             self.ready.set()
             await self.stopping.wait()  # type: ignore[union-attr]
-            seconds = time.monotonic() - origin
+            seconds = time.monotonic() - self.origin
             for sender in senders:
                 sender.cancel()
             await asyncio.gather(*senders, return_exceptions=True)
-            unanswered = await _settle(self.in_flight, STOP_WAIT_SECONDS)
+            unanswered = await _settle(self.in_flight, self.settle)
         finally:
             client.close()
-        self.figures = self._summary(started_wall, seconds, unanswered)
+        self.figures = self._summary(self.started_wall, seconds, unanswered)
 
-    async def _sender(self, client: HttpClient, index: int, origin: float) -> None:
+    def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
+        """The results of one request: distinct players (one match cannot count one twice)."""
+        load = self.load
+        return [
+            {
+                "player_id": f"p{player}",
+                "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
+                "match_id": f"{load.match_prefix}-{index}-{sent}",
+                "board": load.board,
+                "season": load.season,
+            }
+            for player in rng.sample(range(load.players), load.batch)
+        ]
+
+    async def _answered(
+        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
+    ) -> None:
+        """The answer to the request of `items` sent at `sent` (time.monotonic(); status 0: no
+        answer)."""
+
+    async def _sender(self, client: HttpClient, index: int) -> None:
         load = self.load
         interval = load.senders * load.batch / load.rate
         rng = random.Random(f"{load.match_prefix}-{index}")
         mine: set[asyncio.Task[None]] = set()
         # Senders are spread over the interval, as independent game servers would be.
-        due = origin + interval * index / load.senders
+        due = self.origin + interval * index / load.senders
         sent = 0
         while True:
             if (delay := due - time.monotonic()) > 0:
                 await asyncio.sleep(delay)
             slot, due = due, due + interval
             self.offered += 1
-            if len(mine) >= MAX_IN_FLIGHT:
+            if len(mine) >= self.max_in_flight:
                 self.dropped += 1
                 continue
             lag = time.monotonic() - slot
             self.lags_ms.append(lag * 1000)
             self.late += lag > LATE_SECONDS
             sent += 1
-            # Distinct players: one match cannot count a player twice.
-            items = [
-                {
-                    "player_id": f"p{player}",
-                    "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
-                    "match_id": f"{load.match_prefix}-{index}-{sent}",
-                    "board": load.board,
-                    "season": load.season,
-                }
-                for player in rng.sample(range(load.players), load.batch)
-            ]
-            body = json.dumps(items[0] if load.batch == 1 else items, separators=(",", ":"))
-            task = asyncio.create_task(self._post(client, body.encode()))
+            if not (items := self._items(rng, index, sent)):
+                continue
+            task = asyncio.create_task(self._post(client, items))
             for tracked in (mine, self.in_flight):
                 tracked.add(task)
                 task.add_done_callback(tracked.discard)
 
-    async def _post(self, client: HttpClient, body: bytes) -> None:
+    async def _post(self, client: HttpClient, items: list[dict[str, Any]]) -> None:
+        body = json.dumps(items[0] if self.load.batch == 1 else items, separators=(",", ":"))
         sent = time.monotonic()
         try:
-            status, _ = await client.request("POST", SCORES_PATH, body)
-        except TimeoutError:
-            self.answers["timeout"] += 1
-            return
-        except OSError as exc:
-            self.answers[type(exc).__name__] += 1
-            return
-        latency_ms = (time.monotonic() - sent) * 1000
-        self.latencies_ms.append(latency_ms)
-        self.by_second[int(sent - self.origin)].append(latency_ms)
-        self.answers[str(status)] += 1
+            status, answer = await client.request("POST", SCORES_PATH, body.encode())
+        except (TimeoutError, OSError) as exc:
+            self.answers["timeout" if isinstance(exc, TimeoutError) else type(exc).__name__] += 1
+            status, answer = 0, b""
+        answered = time.monotonic()
+        if status:
+            latency_ms = (answered - sent) * 1000
+            self.latencies_ms.append(latency_ms)
+            self.by_second[int(sent - self.origin)].append(latency_ms)
+            self.answers[str(status)] += 1
+        await self._answered(items, status, answer, sent, answered)
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
         load, sent = self.load, self.offered - self.dropped
@@ -315,7 +315,7 @@ class OpenLoopSender(_BackgroundLoop):
             "sent_late": self.late,
             "late_after_ms": LATE_SECONDS * 1000,
             "not_sent_on_time": self.dropped,
-            "max_in_flight_per_sender": MAX_IN_FLIGHT,
+            "max_in_flight_per_sender": self.max_in_flight,
             "unanswered_at_stop": unanswered,
             "answers": dict(sorted(self.answers.items())),
             "send_lag": latency_summary(self.lags_ms, curve=False),
@@ -329,7 +329,7 @@ class OpenLoopSender(_BackgroundLoop):
         }
 
 
-def _field(answer: bytes, name: str) -> int | None:
+def json_field(answer: bytes, name: str) -> int | None:
     """An integer field of a JSON answer, or None when the answer has none."""
     try:
         return int(json.loads(answer)[name])
@@ -337,46 +337,80 @@ def _field(answer: bytes, name: str) -> int | None:
         return None
 
 
-class FreshnessProbe(_BackgroundLoop):
-    """Posts single results for its own players at a fixed rate and, after each 201, polls the
-    public rank endpoint until it shows the total the 201 returned: freshness is the time from
-    the 201's arrival to the answer that shows it. Started with the window's origin
-    (time.monotonic()): a result belongs to the part of the window it was posted in."""
+class FreshnessProbe(OpenLoopSender):
+    """Single results at a fixed rate for its own players (one with no result pending); after
+    each 201 it polls the public rank endpoint until that shows the total the 201 returned:
+    freshness is the time from the 201's arrival to that answer."""
+
+    max_in_flight = 1 << 30  # one result a player at a time is the bound
 
     def __init__(
         self, *, url: str, api_key: str, board: str, season: str, players: list[str], rate: float
     ) -> None:
-        stop_seconds = LOST_AFTER_SECONDS + 2 * REQUEST_TIMEOUT_SECONDS + STOP_WAIT_SECONDS
-        super().__init__("freshness-probe", stop_seconds)
-        self.url, self.api_key, self.board, self.season = url, api_key, board, season
-        self.players, self.interval = players, 1.0 / rate
-        self.origin = time.monotonic()
-        self.nonce = f"probe-{int(time.time() * 1000)}"
+        prefix = f"probe-{int(time.time() * 1000)}"
+        load = OfferedLoad(url, api_key, board, season, rate, 1, len(players), prefix, senders=1)
+        super().__init__(load, settle=LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS)
+        self.thread.name, self.names = "freshness-probe", players
         self.pending: set[str] = set()
         self.samples: list[tuple[float, float, float]] = []  # sent at, freshness ms, POST ms
         self.posted = self.failed = self.lost = self.skipped = self.polls = self.poll_errors = 0
-        self.probes: set[asyncio.Task[None]] = set()
 
     async def _main(self) -> None:
-        writer, reader = HttpClient(self.url, api_key=self.api_key), HttpClient(self.url)
+        self.reader = HttpClient(self.load.url)
         try:
-            rng = random.Random(self.nonce)
-            schedule = asyncio.create_task(self._schedule(writer, reader, rng))
-            self.ready.set()
-            await self.stopping.wait()  # type: ignore[union-attr]
-            schedule.cancel()
-            await asyncio.gather(schedule, return_exceptions=True)
-            await _settle(self.probes, LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS)
+            await super()._main()
         finally:
-            writer.close()
-            reader.close()
-        self.lost += len(self.pending)
-        self.figures = {
+            self.reader.close()
+
+    def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
+        candidates = rng.sample(self.names, min(20, len(self.names)))
+        player_id = next((p for p in candidates if p not in self.pending), None)
+        if player_id is None:
+            self.skipped += 1
+            return []
+        self.pending.add(player_id)
+        self.posted += 1
+        load, points = self.load, rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX)
+        match_id = f"{load.match_prefix}-{self.posted}"
+        result = {"player_id": player_id, "points": points, "match_id": match_id}
+        return [result | {"board": load.board, "season": load.season}]
+
+    async def _answered(
+        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
+    ) -> None:
+        player_id, load = items[0]["player_id"], self.load
+        total = json_field(answer, "total_points") if status == 201 else None
+        if total is None:
+            self.failed += 1
+            self.pending.discard(player_id)
+            return
+        board, season = quote(load.board), quote(load.season)
+        path = RANK_PATH.format(player_id=player_id, board=board, season=season)
+        while True:
+            self.polls += 1
+            try:
+                status, answer = await self.reader.request("GET", path)
+            except (TimeoutError, OSError):
+                status = 0
+            seen = time.monotonic()
+            points = json_field(answer, "points") if status == 200 else None
+            if points is not None and points >= total:
+                self.samples.append((sent - self.origin, (seen - now) * 1000, (now - sent) * 1000))
+                break
+            self.poll_errors += points is None
+            if (age := seen - now) > LOST_AFTER_SECONDS:
+                self.lost += 1
+                break
+            await asyncio.sleep(max(POLL_SECONDS, age * POLL_SHARE_OF_AGE))
+        self.pending.discard(player_id)
+
+    def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
+        return {
             "posted": self.posted,
             "failed_posts": self.failed,
             "skipped_all_players_pending": self.skipped,
             "not_visible_within_s": LOST_AFTER_SECONDS,
-            "lost": self.lost,
+            "lost": self.lost + len(self.pending),
             "freshness": latency_summary([fresh for _, fresh, _ in self.samples]),
             "probe_post": latency_summary([post for _, _, post in self.samples]),
             "poll_interval_ms": POLL_SECONDS * 1000,
@@ -385,66 +419,6 @@ class FreshnessProbe(_BackgroundLoop):
             "poll_errors": self.poll_errors,
             "series": [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples],
         }
-
-    async def _schedule(self, writer: HttpClient, reader: HttpClient, rng: random.Random) -> None:
-        due = time.monotonic()
-        while True:
-            if (delay := due - time.monotonic()) > 0:
-                await asyncio.sleep(delay)
-            due += self.interval
-            candidates = rng.sample(self.players, min(20, len(self.players)))
-            player_id = next((p for p in candidates if p not in self.pending), None)
-            if player_id is None:
-                self.skipped += 1
-                continue
-            self.pending.add(player_id)
-            task = asyncio.create_task(self._probe(writer, reader, rng, player_id))
-            self.probes.add(task)
-            task.add_done_callback(self.probes.discard)
-
-    async def _probe(
-        self, writer: HttpClient, reader: HttpClient, rng: random.Random, player_id: str
-    ) -> None:
-        self.posted += 1
-        result = {
-            "player_id": player_id,
-            "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
-            "match_id": f"{self.nonce}-{self.posted}",
-            "board": self.board,
-            "season": self.season,
-        }
-        sent = time.monotonic()
-        try:
-            status, answer = await writer.request("POST", SCORES_PATH, json.dumps(result).encode())
-        except (TimeoutError, OSError):
-            status, answer = 0, b""
-        answered = time.monotonic()
-        total = _field(answer, "total_points") if status == 201 else None
-        if total is None:
-            self.failed += 1
-            self.pending.discard(player_id)
-            return
-        path = RANK_PATH.format(
-            player_id=player_id, board=quote(self.board), season=quote(self.season)
-        )
-        while True:
-            self.polls += 1
-            try:
-                status, answer = await reader.request("GET", path)
-            except (TimeoutError, OSError):
-                status = 0
-            seen = time.monotonic()
-            points = _field(answer, "points") if status == 200 else None
-            if points is not None and points >= total:
-                fresh, post = (seen - answered) * 1000, (answered - sent) * 1000
-                self.samples.append((sent - self.origin, fresh, post))
-                break
-            self.poll_errors += points is None
-            if (age := seen - answered) > LOST_AFTER_SECONDS:
-                self.lost += 1
-                break
-            await asyncio.sleep(max(POLL_SECONDS, age * POLL_SHARE_OF_AGE))
-        self.pending.discard(player_id)
 
 
 def freshness_between(series: list[list[float]], start: float, end: float) -> dict[str, Any]:

@@ -1,8 +1,6 @@
-"""What PostgreSQL did for a phase, from its own statistics: statements per accepted result and
-the costliest ones (pg_stat_statements), WAL bytes per result, the buffer cache hit ratio,
-commits, checkpoints and autovacuum runs, each the difference of a snapshot before and after.
-The harness's own queries are left out of the statements (`harness_connection`); WAL and
-checkpoints are the whole cluster's, and on the bench's own cluster only the bench writes."""
+"""What PostgreSQL did for a phase, from its own statistics (bench/README.md, "What a run does",
+11): each figure the difference of a snapshot before and after, the harness's own queries left
+out of the statements (`harness_connection`)."""
 
 from __future__ import annotations
 
@@ -18,14 +16,6 @@ from .processes import proc_stat
 
 TOP_STATEMENTS = 5
 QUERY_CHARS = 160
-# The settings a run records: what shapes the write path and what the bench's cluster tunes.
-_SETTINGS = """server_version shared_buffers effective_cache_size work_mem
-maintenance_work_mem wal_buffers wal_level wal_compression max_wal_size min_wal_size
-checkpoint_timeout checkpoint_completion_target fsync synchronous_commit full_page_writes
-shared_preload_libraries track_io_timing autovacuum_naptime autovacuum_vacuum_scale_factor
-autovacuum_vacuum_insert_scale_factor autovacuum_analyze_scale_factor autovacuum_vacuum_cost_limit
-max_connections random_page_cost effective_io_concurrency"""
-RECORDED_SETTINGS = _SETTINGS.split()
 _THIS_DATABASE = "(SELECT oid FROM pg_database WHERE datname = current_database())"
 _COUNTER_NAMES = """blks_hit blks_read xact_commit xact_rollback tup_inserted tup_updated
 tup_deleted temp_bytes blk_read_time blk_write_time"""
@@ -36,7 +26,7 @@ Statements = dict[tuple[int, int, bool], tuple[int, float]]  # (user, query, top
 def harness_connection(env: BenchEnvironment) -> psycopg.Connection[Any]:
     """A connection for the harness's own queries, which pg_stat_statements leaves out (only a
     superuser may; otherwise the harness's few queries are counted with the rest)."""
-    conn = psycopg.connect(**env.conninfo(), autocommit=True)
+    conn = env.connect()
     with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
         conn.execute("SET pg_stat_statements.track = 'none'")
     return conn
@@ -45,20 +35,10 @@ def harness_connection(env: BenchEnvironment) -> psycopg.Connection[Any]:
 def postmaster_pid(env: BenchEnvironment) -> int | None:
     """The bench database's postmaster when it runs on this machine (a backend's parent), so
     the CPU of this server's processes, and of no other, counts as PostgreSQL's."""
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
+    with env.connect() as conn:
         backend = proc_stat(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
     parent = proc_stat(backend.ppid) if backend is not None else None
     return backend.ppid if parent is not None and parent.name == "postgres" else None
-
-
-def server_settings(env: BenchEnvironment) -> dict[str, str]:
-    """The recorded settings as the server reports them (one an older server lacks left out)."""
-    with psycopg.connect(**env.conninfo(), autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name",
-            [RECORDED_SETTINGS],
-        ).fetchall()
-    return {name: value for name, value in rows if value is not None}
 
 
 @dataclass(frozen=True)

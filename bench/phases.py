@@ -1,5 +1,5 @@
-"""The phases of one `bench.run` (bench/run.py), on the bench's own season; the report is written
-whatever happened, and every process started is stopped on the way out."""
+"""The phases of one `bench.run` on the bench's own season (bench/README.md, "What a run does"):
+the report is written whatever happened, and every process started is stopped on the way out."""
 
 from __future__ import annotations
 
@@ -12,22 +12,12 @@ from django.utils import timezone
 
 from leaderboards import store
 
-from . import report
+from . import load, report
 from .core import BenchError, Phases, say
 from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
-from .load import (
-    bench_reset,
-    game_server_key,
-    redis_cleanup,
-    season_load,
-    season_memory,
-    season_prepare,
-    season_rebuild,
-    season_reused,
-)
 from .machine import cpu_times, machine_facts, python_probe_ms
-from .pgstats import harness_connection, postmaster_pid, server_settings
+from .pgstats import harness_connection, postmaster_pid
 from .processes import Processes, Started, server_start, web_start, worker_start
 from .profiling import profile_finish, profile_start, py_spy
 from .reads import (
@@ -70,12 +60,8 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
         "config": config,
         "machine": machine_facts(env, wrk=tool_version(wrk, "-v"), h2load=tool_version(h2load)),
     }
-    results["machine"]["postgresql"].update(
-        settings=server_settings(env),
-        cluster=f"the bench's own cluster in {env.cluster}"
-        if env.cluster
-        else "an existing server (--database-url)",
-    )
+    cluster = f"the bench's own cluster in {env.cluster}" if env.cluster else None
+    results["machine"]["postgresql"]["cluster"] = cluster or "an existing server (--database-url)"
     phases = Phases(results)
     ticks_at_start, code = cpu_times(), 0
     try:
@@ -92,7 +78,7 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
         with phases.phase("cleanup"):
             if not options.keep_redis:
                 store.delete_prefixed_keys()
-            redis_cleanup(env)
+            load.redis_cleanup(env)
         ticks = cpu_times()
         total, stolen = sum(ticks) - sum(ticks_at_start), ticks[7] - ticks_at_start[7]
         results["machine"]["steal_share"] = f"{stolen / max(total, 1):.1%}"
@@ -105,48 +91,42 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
 
 
 def _phases(bench: Bench) -> None:
-    results, options, env = bench.results, bench.options, bench.env
+    results, options, env, phase = bench.results, bench.options, bench.env, bench.phases.phase
     reused = None
-    with bench.phases.phase("reset", fatal=True):
-        reused = season_reused(env, players=options.players) if options.reuse_season else None
+    with phase("reset", fatal=True):
+        reused = load.season_reused(env, players=options.players) if options.reuse_season else None
         if reused is None:
-            bench_reset(env)
-    with bench.phases.phase("season", fatal=True):
-        season = bench.season = reused or season_prepare(now=timezone.now())
-        bench.api_key = game_server_key()
+            load.bench_reset(env)
+    with phase("season", fatal=True):
+        measured = bench.season = reused or load.season_prepare(now=timezone.now())
+        bench.api_key = load.game_server_key()
         results["season"] = {
-            "board": season.board.slug,
-            "season": season.slug,
-            "id": season.pk,
-            "starts_at": season.starts_at.isoformat(),
-            "ends_at": season.ends_at.isoformat(),
+            "board": measured.board.slug,
+            "season": measured.slug,
+            "id": measured.pk,
+            "starts_at": measured.starts_at.isoformat(),
+            "ends_at": measured.ends_at.isoformat(),
         }
     if reused is not None:
         results["load"] = {"reused": True, "players": options.players}
         say(f"reused the season of {options.players:,} players a previous run loaded")
     else:
-        with bench.phases.phase("load", fatal=True):
-            results["load"] = season_load(
-                env=env, season=season, players=options.players, seed=options.seed
+        with phase("load", fatal=True):
+            results["load"] = load.season_load(
+                env=env, season=measured, players=options.players, seed=options.seed
             )
-    with bench.phases.phase("rebuild", fatal=True):
-        results["rebuild"] = season_rebuild(season=season, players=options.players)
-        say(f"rebuild: {results['rebuild']['players_per_s']:,} players/s")
-    with bench.phases.phase("memory"):
-        results["memory"] = season_memory(env=env, season=season)
-        say(f"memory: {results['memory']['bytes_per_player']} bytes/player")
+    with phase("rebuild", fatal=True):
+        results["rebuild"] = load.season_rebuild(season=measured, players=options.players)
+    with phase("memory"):
+        results["memory"] = load.season_memory(env=env, season=measured)
     results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
     results["profiles"] = {}
     postmaster = postmaster_pid(env)
     bench.database_part = {"postgres": postmaster} if postmaster else {}
     if not options.writes_only:
-        with bench.phases.phase("rank baselines"):
+        with phase("rank baselines"):
             results["rank"] = rank_baselines(bench)
-            say(
-                f"ZREVRANK p50 {results['rank']['zrevrank']['p50_ms']} ms, PostgreSQL count p50 "
-                f"{results['rank']['postgres_count']['p50_ms']} ms"
-            )
-        with bench.phases.phase("http reference: bare ASGI app"):
+        with phase("http reference: bare ASGI app"):
             started = server_start(
                 bench.processes,
                 env.process_env(),
@@ -156,22 +136,15 @@ def _phases(bench: Bench) -> None:
                 ready="/",
             )
             with bench.processes.running(started) as server:
-                figures = results["http"]["reference"]["bare_asgi"] = reference_measure(
-                    bench, server
-                )
-            say(
-                f"bare ASGI app: {figures['requests_per_s']:,.0f} req/s, p99 {figures['p99_ms']} ms"
-            )
+                results["http"]["reference"]["bare_asgi"] = reference_measure(bench, server)
     for name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
         if name == "cached" and options.writes_only:
             continue
         server = None
-        with bench.phases.phase(f"start web server ({name})"):
+        with phase(f"start web server ({name})"):
+            process_env = env.process_env(top_cache_seconds=top_cache)
             server = web_start(
-                bench.processes,
-                env.process_env(top_cache_seconds=top_cache),
-                name=f"web-{name}",
-                workers=options.web_workers,
+                bench.processes, process_env, name=f"web-{name}", workers=options.web_workers
             )
         if server is None:
             continue
@@ -189,22 +162,13 @@ def _reads(bench: Bench, server_name: str, server: Started) -> None:
     for name, kind in READS[server_name]:
         with bench.phases.phase(f"http {server_name} {name}"):
             figures = results[name] = endpoint_measure(bench, server, kind, cpu)
-            say(
-                f"{name:>7} ({server_name}): {figures['requests_per_s']:>9,.0f} req/s, "
-                f"p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms"
-            )
+            say(f"{name} ({server_name}): {figures['requests_per_s']:,.0f} req/s")
         if server_name == "cached" and name in results:
             with bench.phases.phase(f"http {server_name} {name} at fixed rates"):
                 saturation = results[name]["requests_per_s"]
-                opened = results[name]["open_loop"] = endpoint_open_loop(
+                results[name]["open_loop"] = endpoint_open_loop(
                     bench, server, kind, saturation, cpu
                 )
-                for share, f in opened.items():
-                    say(
-                        f"{name:>7} at {share}% ({f['offered_per_s']:,.0f}/s offered, "
-                        f"{f['achieved_per_s']:,.0f}/s answered): p50 {f.get('p50_ms')} ms, "
-                        f"p99 {f.get('p99_ms')} ms, p99.9 {f.get('p999_ms')} ms"
-                    )
     label, kind = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}[server_name]
     _profile(bench, label, {"web": server.pid}, read_load(bench, server, kind).run)
 
@@ -225,42 +189,32 @@ def _ingest(bench: Bench, server: Started) -> None:
         for mode, batch in (("single", 1), ("batch", 100)):
             with bench.phases.phase(f"ingest {mode}"):
                 figures = results[mode] = ingest_measure(bench, server, cpu, batch=batch)
-                fresh = figures["freshness"]["freshness"]
-                say(
-                    f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s, "
-                    f"freshness p50 {fresh.get('p50_ms')} ms p99 {fresh.get('p99_ms')} ms"
-                )
+                say(f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s")
         _open_loop(bench, server, cpu)
         for mode, batch in (("single", 1), ("batch", 100)):
 
-            def load(seconds: float, batch: int = batch) -> Any:
+            def repeat(seconds: float, batch: int = batch) -> Any:
                 tag = f"profile{batch}-{int(time.time())}"
                 return ingest_load(bench, server, batch=batch, tag=tag).run(seconds)
 
-            if _profile(bench, f"ingest_{mode}", profiled, load):
+            if _profile(bench, f"ingest_{mode}", profiled, repeat):
                 # The mirror catches up after unmeasured load, so the next phase starts level.
                 with harness_connection(bench.env) as conn:
                     mirror_wait(bench.env, conn, options.drain_seconds)
 
 
 def _open_loop(bench: Bench, server: Started, cpu: dict[str, int]) -> None:
-    """A fixed rate in batches of 100, the search for the highest rate in batches of 100 whose
-    freshness p99 stays under 1 s (`ingest.sustained`, each rate for `search_seconds`), and
-    single results at a fixed rate; each phase drains the mirror before the next one starts."""
-    options = bench.options
+    """A fixed rate in batches of 100, the search for the highest rate kept up with
+    (`ingest.sustained`, each rate for `search_seconds`), then single results at a fixed rate;
+    each phase drains the mirror before the next one starts."""
+    options, opened = bench.options, {}
+    bench.results["open_loop"] = opened
 
     def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
         f = openloop_measure(bench, server, cpu, rate=rate, batch=batch, seconds=seconds)
-        say(
-            f"open loop {rate:,.0f} results/s, {batch} a request: {f['accepted_share']:.2%} "
-            f"accepted, freshness p99 {f['freshness_window'].get('p99_ms')} ms (first "
-            f"{f['edge_seconds']:g} s {f['freshness_first'].get('p99_ms')}, last "
-            f"{f['freshness_last'].get('p99_ms')})"
-        )
+        say(f"open loop {rate:,.0f}/s: freshness p99 {f['freshness_window'].get('p99_ms')} ms")
         return f
 
-    opened: dict[str, Any] = {}
-    bench.results["open_loop"] = opened
     with bench.phases.phase(f"open loop: {options.open_rate:,.0f}/s in batches of {OPEN_BATCH}"):
         opened["batch"] = measure(options.open_rate, OPEN_BATCH, options.open_seconds)
     if "batch" in opened:

@@ -1,6 +1,5 @@
 """Every server a bench program starts (uvicorn, a Celery worker, a private Redis), started one
-way (scripts/processes.py: a free port, a process group of its own, a bounded wait until it
-serves) and every one of them stopped at the end, on an error or on Ctrl-C too; and the
+way (scripts/processes.py) and all stopped at the end, on an error or Ctrl-C too; and the
 processes of this machine as /proc shows them."""
 
 from __future__ import annotations
@@ -29,9 +28,6 @@ class Started(Process):
     def __init__(self, name: str, args: list[str], *, log: Path, env: dict[str, str], url: str):
         super().__init__(args, log=log, env=env)
         self.name, self.url = name, url
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
 
 
 class Processes:
@@ -90,32 +86,25 @@ class Processes:
             self.started.remove(started)
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - our loopback URL
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def server_start(
     processes: Processes, env: dict[str, str], *, name: str, app: str, workers: int, ready: str
 ) -> Started:
     """`app` under uvicorn (uvloop and httptools, from uvicorn[standard]) with `workers`
     processes on a free port, no access log; returns once `ready` answers on every worker."""
-    url = f"http://127.0.0.1:{free_port()}"
+    port = free_port()
     argv = [str(BIN / "uvicorn"), app, "--workers", str(workers), "--no-access-log"]
-    argv += ["--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1], "--log-level", "warning"]
-    return processes.start(
-        name,
-        argv,
-        env,
-        url=url,
-        ready=(
-            (f"an answer on {ready}", lambda started: _answers(f"{started.url}{ready}")),
-            ("all workers", lambda started: len(group_pids(started.pid)) >= workers + 1),
-        ),
-    )
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+
+    def answers(started: Started) -> bool:
+        try:
+            with urllib.request.urlopen(started.url + ready, timeout=2) as answer:  # noqa: S310
+                return bool(answer.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    workers_up = ("all workers", lambda started: len(group_pids(started.pid)) >= workers + 1)
+    checks = ((f"an answer on {ready}", answers), workers_up)
+    return processes.start(name, argv, env, url=f"http://127.0.0.1:{port}", ready=checks)
 
 
 def web_start(processes: Processes, env: dict[str, str], *, name: str, workers: int) -> Started:
@@ -128,7 +117,7 @@ def worker_start(processes: Processes, env: dict[str, str], *, concurrency: int)
     """A Celery worker as the Procfile runs it; returns once it says it is ready."""
     argv = [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency"]
     argv += [str(concurrency), "--hostname", f"bench-{os.getpid()}@%h"]
-    ready = (("its ready line", lambda started: " ready." in started.log_text()),)
+    ready = (("its ready line", lambda started: " ready." in started.output(400)),)
     return processes.start("celery-worker", argv, env, ready=ready)
 
 

@@ -1,7 +1,6 @@
-"""The reads: "What's my rank?" without the API (raw ZREVRANK on the key the gateway names, the
-gateway's Lua read, and the relational baseline, a count over a B-tree in PostgreSQL); the read
-endpoints and the bare ASGI app (the machine's reference) under wrk at a fixed concurrency; then
-each endpoint at fixed shares of the rate just measured, open loop (h2load), for its latency."""
+"""The reads: "What's my rank?" without the API (raw ZREVRANK, the gateway's Lua read, and a count
+over a B-tree in PostgreSQL); the read endpoints and the bare ASGI app under wrk; then each
+endpoint at fixed shares of the rate just measured, open loop (h2load)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import time
 import urllib.request
 from typing import Any
 
-import psycopg
 import redis
 
 from leaderboards import store
@@ -79,7 +77,7 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
     """count(*) + 1 over a B-tree on (season_id, points), built (and vacuumed, so the count is
     index-only) for this phase and dropped after, so it never slows ingest."""
     sid = bench.season.pk
-    with psycopg.connect(**bench.env.conninfo(), autocommit=True) as conn:
+    with bench.env.connect() as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")
         started = time.perf_counter()
         conn.execute(

@@ -1,6 +1,5 @@
-"""A run's results: ratios and the verdict on each target derived from the figures, then the
-JSON, the Markdown summary, the charts, and (for real runs into bench/results) the summary in
-bench/README.md. Every table is explained in bench/README.md ("What a run does")."""
+"""A run's results: ratios and verdicts derived from the figures, then the JSON, the Markdown
+summary, the charts and (a real run into bench/results) bench/README.md's summary."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ def _target(
     digits: int | None = None,
     phase: tuple[tuple[str, ...], str] | None = None,
 ) -> dict[str, Any]:
-    """The verdict on one target; `failed` is the share of the phase's requests that failed (fast
-    errors count as requests); `digits` how the value prints; `phase` where a miss is explained."""
+    """The verdict on one target; `failed`: the share of the phase's requests that failed."""
     target: dict[str, Any] = {"name": name, "value": None if value is None else round(value, 3)}
     target.update(goal=goal, unit=unit, higher_is_better=higher, digits=digits, phase=phase)
     if value is None:
@@ -80,9 +78,8 @@ def _target(
 
 
 def _failed_share(figures: dict[str, Any] | None) -> float:
-    if not figures or not figures.get("requests"):
-        return 0.0
-    return sum((figures.get("errors") or {}).values()) / figures["requests"]
+    requests = (figures or {}).get("requests")
+    return sum((figures.get("errors") or {}).values()) / requests if figures and requests else 0.0
 
 
 def derive(results: dict[str, Any]) -> None:
@@ -126,8 +123,6 @@ def derive(results: dict[str, Any]) -> None:
 
 
 def _read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Throughput as a share of the ping ceiling or of the bare ASGI app (both in the same run),
-    and rank's latency at 70% of its own maximum rate, offered open loop."""
     cached = get(results, "http", "cached") or {}
     targets = []
     for name, endpoint, ratio, goal in (
@@ -191,8 +186,7 @@ def _open_loop_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def report_write(results: dict[str, Any], options: argparse.Namespace) -> list[Path]:
-    """latest.json and latest.md (and, with --baseline NAME, a named copy of both to compare
-    later runs with); a real run into bench/results also replaces bench/README.md's summary."""
+    """latest.json and latest.md, a named copy with --baseline NAME, bench/README.md's summary."""
     derive(results)
     out: Path = options.results_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -221,6 +215,14 @@ def report_write(results: dict[str, Any], options: argparse.Namespace) -> list[P
 # --- Markdown --------------------------------------------------------------------------------
 
 
+def _section(h: str, title: str, *blocks: str | list[str]) -> list[str]:
+    """A heading, then each block (a paragraph, or a table's lines) and a blank line after it."""
+    lines = [f"{h}# {title}", ""]
+    for block in blocks:
+        lines += [block, ""] if isinstance(block, str) else [*block, ""]
+    return lines
+
+
 def _cpu(cpu: dict[str, float] | None, floor: float = 0.01) -> str:
     if not cpu:
         return "–"
@@ -237,8 +239,7 @@ def _drained(mirror: dict[str, Any]) -> str:
     if mirror.get("drained"):
         return f"{mirror.get('drain_seconds')} s"
     left = n(get(mirror, "backlog_left", "unmirrored_totals"))
-    return (
-        f"no: {left} totals still unmirrored after {mirror.get('drain_seconds')} s (failed "
+    return f"no: {left} totals still unmirrored after {mirror.get('drain_seconds')} s (failed " + (
         "mirror tasks; the sweep is not run here)"
     )
 
@@ -329,14 +330,9 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     for section in SECTIONS:
         lines += section(results, h)
     if results.get("charts"):
-        lines += [f"{h}# Charts", "", *(f"![{c}]({images}{c})" for c in results["charts"]), ""]
+        lines += _section(h, "Charts", [f"![{c}]({images}{c})" for c in results["charts"]])
     if results.get("errors"):
-        lines += [
-            f"{h}# Errors",
-            "",
-            *(f"- {e['phase']}: {e['error']}" for e in results["errors"]),
-            "",
-        ]
+        lines += _section(h, "Errors", [f"- {e['phase']}: {e['error']}" for e in results["errors"]])
     return "\n".join(lines)
 
 
@@ -361,8 +357,8 @@ def _targets_section(results: dict[str, Any], h: str) -> list[str]:
                 notes.append(f"{part} profile: " + ", ".join(f"`{f}` {p}%" for f, p in top))
         notes += [TARGET_NOTES[t["name"]]] if t["name"] in TARGET_NOTES else []
         misses += [f"- {t['name']}: " + "; ".join(notes) + "."] if notes else []
-    lines = [f"{h}# Targets", "", *table("Target | Measured | Goal | Result", "lrrl", rows), ""]
-    return lines + (misses + [""] if misses else [])
+    rows_table = table("Target | Measured | Goal | Result", "lrrl", rows)
+    return _section(h, "Targets", rows_table, *([misses] if misses else []))
 
 
 def _rank_section(results: dict[str, Any], h: str) -> list[str]:
@@ -383,17 +379,15 @@ def _rank_section(results: dict[str, Any], h: str) -> list[str]:
         ("PostgreSQL `count(*) + 1 ... points > x`", "–", ms(pg.get("p50_ms")),
          ms(pg.get("p99_ms")), f"{n(pg.get('samples'))} samples; plan: {pg.get('plan', '–')}"),
     ]  # fmt: skip
-    return [
-        f"{h}# What's my rank?",
-        "",
-        *table("Path | Throughput | p50 ms | p99 ms | Note", "lrrrl", rows),
-        "",
+    return _section(
+        h,
+        "What's my rank?",
+        table("Path | Throughput | p50 ms | p99 ms | Note", "lrrrl", rows),
         f"Raw ZREVRANK is **{n(ratio.get('p50'))}x** faster than the PostgreSQL count at p50 "
         f"({n(ratio.get('p99'))}x at p99, {n(ratio.get('mean'))}x on the mean). Both are one "
         "client's round trips on loopback; the index is a B-tree on (season_id, points), built "
         f"in {n(pg.get('index_build_seconds'), 1)} s and vacuumed so the count is index-only.",
-        "",
-    ]
+    )
 
 
 def _http_section(results: dict[str, Any], h: str) -> list[str]:
@@ -412,9 +406,9 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
             ))  # fmt: skip
     header = "Endpoint | Top cache | req/s | % of ping | % of bare ASGI | p50 ms | p99 ms | "
     header += "max ms | errors | PG sessions opened | PG connections after"
-    return [
-        f"{h}# Read endpoints against the framework ceiling and the machine's reference",
-        "",
+    return _section(
+        h,
+        "Read endpoints against the framework ceiling and the machine's reference",
         "The ceiling is `GET /api/v1/ping` on the same server; the servers ran with "
         "`LEADERBOARD_TOP_CACHE_SECONDS=1` and then `0`. The machine's reference is a bare ASGI "
         "app (`bench/apps/bare.py`) under uvicorn with the same "
@@ -422,10 +416,8 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
         f"req/s** (p50 {ms(bare.get('p50_ms'))} ms, "
         f"p99 {ms(bare.get('p99_ms'))} ms). The public rate limit is on "
         f"(`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would count as an error.",
-        "",
-        *table(header, "llrrrrrrrrr", rows),
-        "",
-    ]
+        table(header, "llrrrrrrrrr", rows),
+    )
 
 
 def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
@@ -448,18 +440,16 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
     header += (
         "p99.9 ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
     )
-    return [
-        f"{h}# Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
-        "",
+    return _section(
+        h,
+        "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
         "Each endpoint right after its saturation run, offered 50% and then 70% of the rate wrk "
         f"measured, for {n(first.get('seconds'))} s each, by h2load (`--rps`) over "
         f"{n(first.get('connections'))} connections ({n(first.get('loaders'))} processes, each "
         "with its own random players); latencies of every answer of the window, timed from the "
         'send (bench/README.md, "h2load"); unanswered: sent, no answer when the window closed.',
-        "",
-        *table(header, "lrrrrrrrrrrrrl", rows),
-        "",
-    ]
+        table(header, "lrrrrrrrrrrrrl", rows),
+    )
 
 
 def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
@@ -481,15 +471,13 @@ def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     header = "Mode | Accepted results/s | Requests/s | POST p50 ms | POST p99 ms | Freshness p50 "
     header += "ms | p99 ms | max ms | Probes (lost) | Backlog at stop | Drained in | Redis = "
     header += "PostgreSQL | PG sessions opened"
-    return [
-        f"{h}# Ingest: HTTP, PostgreSQL commit, Celery mirror",
-        "",
-        *table(header, "lrrrrrrrrrrlr", rows),
-        "",
+    return _section(
+        h,
+        "Ingest: HTTP, PostgreSQL commit, Celery mirror",
+        table(header, "lrrrrrrrrrrlr", rows),
         "Accepted results are counted in PostgreSQL (rows received in the window); freshness by "
         "the probe, as in the open-loop phases below.",
-        "",
-    ]
+    )
 
 
 def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
@@ -517,11 +505,10 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
     header += "Errors | POST p50 ms | POST p99 ms | Freshness p50 ms | p99 ms | max ms | First "
     header += f"{edge} s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | "
     header += "Drained in | PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores)"
-    return [
-        f"{h}# Ingest at a fixed rate (open loop)",
-        "",
-        *table(header, "l" + "r" * 18 + "l", rows),
-        "",
+    return _section(
+        h,
+        "Ingest at a fixed rate (open loop)",
+        table(header, "l" + "r" * 18 + "l", rows),
         f"{n(sender.get('senders'))} senders, each on its own schedule; a sender with "
         f"{sender.get('max_in_flight_per_sender', '–')} requests unanswered counts the next one as "
         "not sent on time. Accepted: offered results PostgreSQL received in the window. Freshness: "
@@ -532,8 +519,7 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
         "main phase's requests more than "
         f"{n(sender.get('late_after_ms'))} ms after their slot (send lag p99 "
         f"{ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures include the drain.",
-        "",
-    ]
+    )
 
 
 def _search_section(results: dict[str, Any], h: str) -> list[str]:
@@ -552,21 +538,18 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
     header = f"Rate | Accepted results/s | Accepted | Freshness p99 ms | First {edge} s p99 | "
     header += f"Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up"
     highest, upwards = search.get("highest_sustained_rate"), search.get("direction") == "up"
-    return [
-        f"{h}# Highest rate kept up with (batches of 100)",
-        "",
+    return _section(
+        h,
+        "Highest rate kept up with (batches of 100)",
         f"Kept up with: at least {SUSTAINED_SHARE:.1%} of the offered results accepted, freshness "
         f"p99 under {n(SUSTAINED_FRESHNESS_P99_MS)} ms, no probe lost or refused. The main phase "
         f"({n(main.get('rate_results_per_s'))}/s) was{'' if upwards else ' not'}, so the "
         f"search went {search.get('direction')}wards, {n(search.get('seconds'))} s a rate.",
-        "",
-        *table(header, "rrrrrrrrll", rows),
-        "",
+        table(header, "rrrrrrrrll", rows),
         f"Highest rate kept up with: **{n(highest)} results/s**."
         if highest
         else "Highest rate kept up with: **none of the rates tried**.",
-        "",
-    ]
+    )
 
 
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
@@ -591,32 +574,27 @@ def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
         ))  # fmt: skip
     header = "Phase | Results | Statements/result | Commits/result | WAL bytes/result | "
     header += "Full-page images | Hit ratio | Blocks read | Checkpoints | Autovacuum"
-    lines = [
-        f"{h}# PostgreSQL's side of ingest",
-        "",
+    blocks: list[str | list[str]] = [
         "Per result accepted over each phase's load and drain: statements (pg_stat_statements, "
         "the servers' only), WAL (the WAL position), the hit ratio of the bench database's "
         "buffer cache, checkpoints and autovacuum runs that fell in the phase.",
-        "",
-        *table(header, "lrrrrrrrrl", rows),
+        table(header, "lrrrrrrrrl", rows),
     ]
     quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
     for name, pg in phases:
         if name in quoted and pg.get("top_statements"):
-            lines += ["", f"Costliest statements, {name}:", ""]
-            lines += [
+            blocks.append(f"Costliest statements, {name}:")
+            blocks.append([
                 f"- {n(t['calls'])} calls ({n(t['calls_per_result'], 3)} a result), mean "
                 f"{ms(t['mean_ms'])} ms, {n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
                 for t in pg["top_statements"]
-            ]
-    return [*lines, ""]
+            ])  # fmt: skip
+    return _section(h, "PostgreSQL's side of ingest", *blocks)
 
 
 def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
     m, r, load = (results.get(key) or {} for key in ("memory", "rebuild", "load"))
-    return [
-        f"{h}# Memory, rebuild, load",
-        "",
+    return _section(h, "Memory, rebuild, load", [
         f"- Memory: `{m.get('key')}` holds {n(m.get('zcard'))} players ({m.get('encoding')}); "
         f"MEMORY USAGE (every element) {n(m.get('memory_usage_bytes'))} bytes = "
         f"**{n(m.get('bytes_per_player'), 1)} bytes a player**; 100 million players would take "
@@ -628,8 +606,7 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
         f"{load.get('copy_seconds')} s ({n(load.get('rows_per_s'))} rows/s); "
         f"{load.get('seconds_with_vacuum_analyze')} s with VACUUM ANALYZE; totals equal the sum "
         f"of results: {load.get('totals_equal_results')}. {load.get('score_distribution', '')}.",
-        "",
-    ]
+    ])  # fmt: skip
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
@@ -639,28 +616,25 @@ def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
     if not rows:
         return []
     header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
-    return [
-        f"{h}# Where the time goes",
-        "",
+    return _section(
+        h,
+        "Where the time goes",
         "CPU during each measured phase, in cores (this machine has "
         f"{get(results, 'machine', 'cores')}); `wrk` is the load generator (wrk, or h2load at "
         "a fixed rate), `other` is everything "
         "else on the machine, `busy` the machine as a whole.",
-        "",
-        *table(header, "l" + "r" * len(CPU_PARTS), rows),
-        "",
-    ]
+        table(header, "l" + "r" * len(CPU_PARTS), rows),
+    )
 
 
 def _profile_section(results: dict[str, Any], h: str) -> list[str]:
-    profiles = results.get("profiles") or {}
-    lines = (
-        [f"{h}# Profiles (py-spy, sampled while wrk repeated the phase)", ""] if profiles else []
-    )
+    profiles, blocks = results.get("profiles") or {}, []
     for label, parts in profiles.items():
         if isinstance(parts, str) or "error" in parts:
-            lines += [f"- {label}: {parts if isinstance(parts, str) else parts['error']}", ""]
+            blocks.append(f"- {label}: {parts if isinstance(parts, str) else parts['error']}")
             continue
+        lines: list[str] = []
+        blocks.append(lines)
         for part, p in parts.items():
             if p.get("samples"):
                 packages = ", ".join(f"{f} {s}%" for f, s in p["self_by_package_pct"][:8])
@@ -670,8 +644,8 @@ def _profile_section(results: dict[str, Any], h: str) -> list[str]:
                     f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by package: "
                     f"{packages}. Project functions (inclusive): {app}. Hottest frames: {hot}."
                 )
-        lines.append("")
-    return lines
+    title = "Profiles (py-spy, sampled while wrk repeated the phase)"
+    return _section(h, title, *blocks) if profiles else []
 
 
 SECTIONS = (

@@ -1,20 +1,13 @@
 """`python -m bench.run --players N [--tiny]` (what `make bench` runs): one benchmark run, phase
-by phase. Load and rebuild, the rank baselines, the machine's reference (a bare ASGI app), the
-read endpoints on a server with the one-second top cache (at saturation, then at fixed rates)
-and on one without, then ingest with a Celery worker: closed loop (wrk), then open loop (a fixed
-rate in batches, a search for the highest rate kept up with, and single results).
-
-Loading is fatal when it fails; a measuring phase that fails is recorded and the run goes on.
-Every process the run started is stopped on the way out, and the report is written whatever
-happened. Django starts once the environment points at the bench's own database and keys.
-"""
+by phase (bench/README.md, "What a run does"). Loading is fatal when it fails; a measuring phase
+that fails is recorded and the run goes on; the report is written whatever happened. Django
+starts once the environment points at the bench's own database and keys."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from .core import options_parse, program
+from .core import Program, options_parse
 from .environment import OPTIONS, bench_setup
 from .h2load import h2load_ensure
 from .wrk import wrk_ensure
@@ -64,16 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     # Players kept apart for the freshness probe (the load's writes never touch them).
     options.probe_players = max(10, min(1000, options.players // 10))
     options.profile = not options.no_profile and not options.tiny
-    found: dict[str, Any] = {}
-
-    def setup() -> None:
-        found.update(wrk=wrk_ensure(), h2load=h2load_ensure(), env=bench_setup(options))
-
-    if code := program("bench", setup):
-        return code
+    with Program("bench") as setup:
+        wrk, h2load, env = wrk_ensure(), h2load_ensure(), bench_setup(options)
+    if setup.code:
+        return setup.code
     from .phases import run
 
-    return run(options, found["env"], found["wrk"], found["h2load"])
+    return run(options, env, wrk, h2load)
 
 
 if __name__ == "__main__":

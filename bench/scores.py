@@ -1,13 +1,13 @@
-"""The benchmark's players' points and times, skewed like a game's: log-normal points (most
-players a few hundred, a long tail of a few with tens of thousands and more) reached at seconds
-spread over the season. One rule for every bench module that needs them (bench/load.py's season,
-bench/engines.py's memory per engine, bench/shards.py's layouts); seeded per chunk, so the
-same seed gives the same players.
-"""
+"""The benchmark's players' points and times, skewed like a game's (log-normal points, reached at
+seconds spread over the season): one rule for bench/load.py, bench/engines.py and bench/shards.py,
+seeded per chunk, so the same seed gives the same players."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+
+from seasons.scoring import composite_score
 
 # Players generated from one seed (bench/load.py copies them a chunk at a time): the same seed
 # and chunk give the same players.
@@ -21,6 +21,11 @@ MAX_LOADED_POINTS = 2**28
 # bench/wrk/ingest.lua draws the same range in Lua).
 INGEST_POINTS_MIN = 1
 INGEST_POINTS_MAX = 100
+# The side benchmarks' ids are the main bench's p<i> padded to 12 bytes, as long as a short game
+# id, so a memory figure does not flatter the service by the shortness of its test ids.
+ID_BYTES = 12
+# Their players reached their standing at seconds spread over the bench season's 30 days so far.
+SEASON_SECONDS = 30 * 24 * 3600
 
 
 def chunk_scores(seed: int, start: int, count: int, span: int) -> tuple[list[int], list[int]]:
@@ -32,3 +37,18 @@ def chunk_scores(seed: int, start: int, count: int, span: int) -> tuple[list[int
     ]
     elapsed = [rng.randrange(span) for _ in range(count)]
     return points, elapsed
+
+
+def player_id(index: int) -> str:
+    return f"p{index:0{ID_BYTES - 1}d}"
+
+
+def standings(players: int, seed: int, chunk: int = CHUNK) -> Iterator[list[tuple[str, int]]]:
+    """The side benchmarks' players with their composite scores (a highest-first board's), in
+    chunks of `chunk` players (each seeded by its first player, as bench/load.py's are)."""
+    for start in range(0, players, chunk):
+        points, elapsed = chunk_scores(seed, start, min(chunk, players - start), SEASON_SECONDS)
+        yield [
+            (player_id(start + i), composite_score(points=p, elapsed=e, lowest_first=False))
+            for i, (p, e) in enumerate(zip(points, elapsed, strict=True))
+        ]

@@ -1,15 +1,7 @@
 """One board on one shard against the same board on three: `python -m bench.shards [--players N]`.
-
-On a Redis Cluster of three primaries of its own (scripts/redis_cluster.py, nothing on disk), the
-same players in two seasons with no rows (ids 1 and 2: the store needs only a season's id and its
-shards), one a single sorted set, the other three sets (one a node), loaded with
-store.rebuild_standings, read and written through the store as the service does. Their answers
-are compared before anything is timed; then per layout: the rank and top-100 reads and the
-mirror's write (batches of 100) from client processes, closed loop and open loop at one rate for
-both layouts (each call timed from its slot), the round trips and node requests of each call from
-the nodes' own counters, and players and memory per node (bench/README.md, "1 shard against 3
-shards"). Results: bench/results/shards-latest.json, and a Markdown table on the standard output.
-"""
+On a Redis Cluster of three primaries of its own, both layouts' answers are compared, then each
+operation is timed through the store as the service calls it (bench/README.md, "1 shard against 3
+shards"). Results: bench/results/shards-latest.json, and a Markdown table on the standard output."""
 
 from __future__ import annotations
 
@@ -20,7 +12,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -33,23 +25,12 @@ from scripts import devservices
 from scripts.redis_cluster import LocalRedisCluster
 from seasons.scoring import composite_score
 
-from .core import (
-    BenchError,
-    get,
-    json_write,
-    latency_summary,
-    now_stamp,
-    options_parse,
-    output_option,
-    percentile,
-    program,
-    say,
-    table,
-)
-from .engines import COMMAND_TIMEOUT_SECONDS, ID_BYTES, SEASON_SECONDS, player_id
+from . import core
+from .core import BenchError, latency_summary, percentile, say
+from .engines import COMMAND_TIMEOUT_SECONDS
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
-from .scores import CHUNK, MAX_LOADED_POINTS, chunk_scores
+from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
 
 KEY_PREFIX = "bench:shards:"
 OPERATIONS = {"rank": "Rank (competition)", "top100": "Top 100", "ingest": "Ingest, batches of 100"}
@@ -75,13 +56,9 @@ OPTIONS = (
     ("--ingest-rate", 6000.0, "standings a second offered"),
     ("--compare-players", 1000, "players whose ranks are compared"),
     ("--round-trip-calls", 1000, "calls the round trips are counted on"),
-    (
-        "--quiet-seconds",
-        120.0,
-        "how long a phase waits at most for the others to be quiet (0: not)",
-    ),
+    ("--quiet-seconds", 120.0, "how long a phase waits at most for others to be quiet (0: not)"),
     ("--attempts", 3, "runs of a phase at most while other processes disturb it"),
-    *output_option("shards-latest.json"),
+    *core.output_option("shards-latest.json"),
 )
 
 
@@ -108,16 +85,6 @@ class Load:
     seconds: float
     rate: float | None = None
     offset: float = 0.0
-
-
-def season_chunks(players: int, seed: int) -> Iterator[list[tuple[str, int]]]:
-    """The bench's players with their composite scores, a chunk at a time."""
-    for start in range(0, players, CHUNK):
-        points, elapsed = chunk_scores(seed, start, min(CHUNK, players - start), SEASON_SECONDS)
-        yield [
-            (player_id(start + i), composite_score(points=p, elapsed=e, lowest_first=False))
-            for i, (p, e) in enumerate(zip(points, elapsed, strict=True))
-        ]
 
 
 def operation_call(
@@ -205,11 +172,8 @@ class Clients:
         cpu = window.cpu
         nodes, clients = sum(cpu[f"node {i}"] for i in (1, 2, 3)), cpu["clients"] + cpu["harness"]
         other = max(0.0, cpu["machine_busy"] - nodes - clients)
-        return {
-            "redis_nodes": round(nodes, 3),
-            "clients": round(clients, 3),
-            "other": round(other, 3),
-        } | {
+        parts = {"redis_nodes": nodes, "clients": clients, "other": other}
+        return {k: round(v, 3) for k, v in parts.items()} | {
             "machine_busy": cpu["machine_busy"],
             "by_part": cpu,
         }
@@ -228,26 +192,21 @@ class Clients:
                     time.sleep(QUIET_WINDOW_SECONDS)
                 if self.cores(window)["other"] <= QUIET_CORES:
                     break
-            waited = round(time.monotonic() - began, 1)
-            tried.append(
-                self.phase_once(operation, layout, seconds, rate) | {"quiet_waited_seconds": waited}
-            )
-            if tried[-1]["cpu_cores"]["other"] <= QUIET_CORES:
+            figures = self.phase_once(operation, layout, seconds, rate)
+            tried.append(figures | {"quiet_waited_seconds": round(time.monotonic() - began, 1)})
+            if figures["cpu_cores"]["other"] <= QUIET_CORES:
                 break
-        return min(tried, key=lambda figures: figures["cpu_cores"]["other"]) | {
-            "attempts": len(tried)
-        }
+        kept = min(tried, key=lambda figures: figures["cpu_cores"]["other"])
+        return kept | {"attempts": len(tried)}
 
     def phase_once(
         self, operation: str, layout: Layout, seconds: float, rate: float | None
     ) -> dict[str, Any]:
         start_at, count = time.time() + START_DELAY_SECONDS, self.processes
-        players, seed = self.options.players, self.options.seed
-        loads = [Load(operation, layout, players, seed, start_at, seconds) for _ in range(count)]
+        load = Load(operation, layout, self.options.players, self.options.seed, start_at, seconds)
+        loads = [load] * count
         if rate is not None:  # open loop: the clients' slots interleave evenly
-            loads = [
-                replace(load, rate=rate / count, offset=i / rate) for i, load in enumerate(loads)
-            ]
+            loads = [replace(load, rate=rate / count, offset=i / rate) for i in range(count)]
         futures = [self.pool.submit(client_run, load) for load in loads]
         time.sleep(max(0.0, start_at - time.time()))
         window = Window(self.cpu_groups).start()
@@ -258,15 +217,9 @@ class Clients:
             raise BenchError(f"{operation} on {layout.name}: a client was not ready in time")
         latencies = sorted(ms for part in parts for ms in part["latencies_ms"])
         cores = self.cores(window)
-        figures: dict[str, Any] = {
-            "seconds": seconds,
-            "calls": len(latencies),
-            "calls_per_s": round(len(latencies) / seconds, 1),
-        }
-        figures |= latency_summary(latencies) | {
-            "p99_9_ms": round(percentile(latencies, 99.9), 4),
-            "cpu_cores": cores,
-        }
+        figures: dict[str, Any] = {"seconds": seconds, "calls": len(latencies)}
+        figures |= {"calls_per_s": round(len(latencies) / seconds, 1), **latency_summary(latencies)}
+        figures |= {"p99_9_ms": round(percentile(latencies, 99.9), 4), "cpu_cores": cores}
         if latencies:
             per_call = seconds / len(latencies) * 1e6
             figures["redis_cpu_us_per_call"] = round(cores["redis_nodes"] * per_call, 1)
@@ -281,20 +234,21 @@ def round_trips(
     cluster: LocalRedisCluster, run: Callable[[int], None], calls: int
 ) -> dict[str, Any]:
     """What each node received a call over `calls` calls one at a time (`run(count)` makes them),
-    from the nodes' own counters: requests (read events: a pipeline is one), commands (a
-    script's own among them), COMMAND GETKEYS. A store's step asks its nodes in parallel, so it
-    waits for the node asked most; a COMMAND GETKEYS is a call of its own, made before the
-    pipeline is sent. Round trips in sequence = the most step requests a node got + GETKEYS.
-    Each node's INFO is asked on a connection opened before, and counts once: taken off."""
+    from the nodes' own counters (bench/README.md, "1 shard against 3 shards"): requests, commands,
+    COMMAND GETKEYS. Round trips in sequence = the most step requests a node got + GETKEYS. Each
+    node's INFO is asked on a connection opened before, and counts once: taken off."""
     nodes = [cluster.node(port) for port in cluster.ports]
 
-    def counters() -> list[tuple[int, int, int]]:
+    def counters() -> list[tuple[int, ...]]:
         infos = [node.info("stats", "commandstats") for node in nodes]
-        getkeys = [int(i.get("cmdstat_command|getkeys", {}).get("calls", 0)) for i in infos]
-        reads = [int(i["total_reads_processed"]) for i in infos]
-        return list(
-            zip(reads, [int(i["total_commands_processed"]) for i in infos], getkeys, strict=True)
-        )
+        return [
+            (
+                int(i["total_reads_processed"]),
+                int(i["total_commands_processed"]),
+                int(i.get("cmdstat_command|getkeys", {}).get("calls", 0)),
+            )
+            for i in infos
+        ]
 
     try:
         for node in nodes:
@@ -329,12 +283,13 @@ def operation_round_trips(
     """round_trips of `operation` as a thread calls the store (Django's views, Celery's mirror);
     for the rank also from the event loop (store.aread_rank, the API's rank endpoint)."""
     call = operation_call(operation, layout, options.players, random.Random(operation))
+    calls = options.round_trip_calls
 
-    def calls(count: int) -> None:
+    def thread_calls(count: int) -> None:
         for _ in range(count):
             call()
 
-    figures = {"round_trips": round_trips(cluster, calls, options.round_trip_calls)}
+    figures = {"round_trips": round_trips(cluster, thread_calls, calls)}
     if operation == "rank":
         rng, loop = random.Random("event-loop"), asyncio.new_event_loop()
 
@@ -346,11 +301,8 @@ def operation_round_trips(
                 )
 
         try:
-            figures["round_trips_event_loop"] = round_trips(
-                cluster,
-                lambda count: loop.run_until_complete(ranks(count)),
-                options.round_trip_calls,
-            )
+            run = lambda count: loop.run_until_complete(ranks(count))  # noqa: E731
+            figures["round_trips_event_loop"] = round_trips(cluster, run, calls)
         finally:
             loop.close()
     return figures
@@ -359,27 +311,25 @@ def operation_round_trips(
 def answers_compare(players: int, sample: int, seed: int) -> dict[str, Any]:
     """Both layouts give the same answers: the board's size, the competition rank of `sample`
     random players, and the top 100; a difference stops the run before anything is timed."""
-    sizes = [store.board_size(layout.season_id, shards=layout.shards) for layout in LAYOUTS]
+    sizes = [store.board_size(lay.season_id, shards=lay.shards) for lay in LAYOUTS]
     if sizes != [players, players]:
         raise BenchError(f"board sizes {sizes}, {players} players loaded")
     rng = random.Random(f"compare-{seed}")
     for _ in range(sample):
         player = player_id(rng.randrange(players))
-        answers = [
+        one, three = (
             store.read_rank(lay.season_id, player, competition=True, shards=lay.shards)
             for lay in LAYOUTS
-        ]
-        if answers[0] != answers[1] or answers[0][1] is None:
-            raise BenchError(f"rank of {player}: {answers[0]} on one shard, {answers[1]} on three")
+        )
+        if one != three or one[1] is None:
+            raise BenchError(f"rank of {player}: {one} on one shard, {three} on three")
     pages = [
         store.read_page(lay.season_id, offset=0, limit=TOP, competition=True, shards=lay.shards)
         for lay in LAYOUTS
     ]
     if pages[0] != pages[1] or len(pages[0][1]) != min(TOP, players):
         raise BenchError("the top 100 differs between one shard and three")
-    return {
-        "board_size": sizes[0],
-        "players_compared": sample,
+    return {"board_size": sizes[0], "players_compared": sample} | {
         "ranks_equal": True,
         "top100_equal": True,
     }
@@ -397,20 +347,12 @@ def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
             with redis.Redis("127.0.0.1", port, socket_timeout=COMMAND_TIMEOUT_SECONDS) as node:
                 players, usage = int(node.zcard(key)), int(node.memory_usage(key, samples=0) or 0)
             node_number = cluster.ports.index(port) + 1
-            sets.append(
-                {
-                    "shard": shard,
-                    "key": key,
-                    "node": node_number,
-                    "players": players,
-                    "memory_usage_bytes": usage,
-                }
-            )
+            sets.append({"shard": shard, "key": key, "node": node_number, "players": players})
+            sets[-1]["memory_usage_bytes"] = usage
     finally:
         router.close()
-    by_node = [
-        sum(s["players"] for s in sets if s["node"] == i + 1) for i in range(len(cluster.ports))
-    ]
+    nodes = range(1, len(cluster.ports) + 1)
+    by_node = [sum(s["players"] for s in sets if s["node"] == i) for i in nodes]
     total, memory = sum(s["players"] for s in sets), sum(s["memory_usage_bytes"] for s in sets)
     per_player = round(memory / total, 1) if total else 0.0
     return {"sets": sets, "players_by_node": by_node, "memory_usage_bytes_per_player": per_player}
@@ -420,17 +362,15 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[
     with cluster.node(cluster.ports[0]) as node:
         engine, version = devservices.server_engine(node.info("server"))
         allocator = str(node.info("memory")["mem_allocator"])
+    nodes = enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
     result: dict[str, Any] = {
         "benchmark": "shards",
-        "when": now_stamp(),
+        "when": core.now_stamp(),
         "players": options.players,
         "id_bytes": ID_BYTES,
         "seed": options.seed,
         "engine": {"engine": engine, "version": version, "mem_allocator": allocator},
-        "nodes": [
-            {"node": i, "port": port, "pid": node.pid}
-            for i, (port, node) in enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
-        ],
+        "nodes": [{"node": i, "port": port, "pid": node.pid} for i, (port, node) in nodes],
         "cores": os.cpu_count(),
         "client_processes": clients.processes,
         "attempts": options.attempts,
@@ -443,23 +383,19 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[
     for layout in LAYOUTS:
         say(f"loading {options.players:,} players on {layout.name}", "shards")
         began = time.monotonic()
-        chunks = lambda: season_chunks(options.players, options.seed)  # noqa: E731
+        chunks = lambda: standings(options.players, options.seed)  # noqa: E731
         loaded = store.rebuild_standings(
             layout.season_id, chunks, worsening=False, shards=layout.shards
         )
         seconds = time.monotonic() - began
-        result["load"][layout.name] = {
-            "players": loaded,
-            "seconds": round(seconds, 2),
-            "players_per_s": round(loaded / seconds),
-        }
+        result["load"][layout.name] = {"players": loaded, "seconds": round(seconds, 2)}
+        result["load"][layout.name]["players_per_s"] = round(loaded / seconds)
         result["placement"][layout.name] = placement(cluster, layout)
     say("comparing the answers of both layouts", "shards")
-    result["answers"] = answers_compare(
-        options.players, min(options.compare_players, options.players), options.seed
-    )
+    sample = min(options.compare_players, options.players)
+    result["answers"] = answers_compare(options.players, sample, options.seed)
     for operation in OPERATIONS:
-        layouts: dict[str, Any] = {layout.name: {} for layout in LAYOUTS}
+        layouts: dict[str, Any] = {}
         for layout in LAYOUTS:
             say(f"{operation} on {layout.name}: round trips, closed loop", "shards")
             layouts[layout.name] = operation_round_trips(cluster, operation, layout, options)
@@ -503,13 +439,6 @@ def _ratio(sharded: float, one: float) -> str:
     return f"{sharded / one:.2f}" if one else "–"
 
 
-def _trips(trips: list[dict[str, Any]]) -> list[str]:
-    return [
-        f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
-        for t in trips
-    ]
-
-
 def report(result: dict[str, Any]) -> str:
     one, sharded = (layout.name for layout in LAYOUTS)
     rows: list[tuple[str, ...]] = []
@@ -517,10 +446,17 @@ def report(result: dict[str, Any]) -> str:
     def add(label: str, cells: Any, ratio: str = "") -> None:
         rows.append((label, *cells, ratio))
 
+    def trips(key: str) -> list[str]:
+        found = (figures["layouts"][name][key] for name in (one, sharded))
+        return [
+            f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
+            for t in found
+        ]
+
     for operation, name in OPERATIONS.items():
         figures = result["operations"][operation]
-        layouts = [figures["layouts"][one], figures["layouts"][sharded]]
-        closed, opened = [f["closed"] for f in layouts], [f["open"] for f in layouts]
+        closed = [figures["layouts"][n]["closed"] for n in (one, sharded)]
+        opened = [figures["layouts"][n]["open"] for n in (one, sharded)]
         scale, per = (BATCH, "standing") if operation == "ingest" else (1, "read")
         rates = [c["calls_per_s"] * scale for c in closed]
         unit = "standings/s" if operation == "ingest" else "reads/s"
@@ -534,26 +470,20 @@ def report(result: dict[str, Any]) -> str:
         else:
             cells = (f"{o['p50_ms']:.2f} / {o['p99_ms']:.2f} / {o['p99_9_ms']:.2f}" for o in opened)
             add(f"{name} at {batches:,.0f}/s (open loop): p50 / p99 / p99.9 ms", cells, p50)
-        trips = _trips([f["round_trips"] for f in layouts])
-        add(f"{name}: {TRIPS}, a call", trips)
+        add(f"{name}: {TRIPS}, a call", trips("round_trips"))
         if operation == "rank":
-            trips = _trips([f["round_trips_event_loop"] for f in layouts])
-            add(
-                f"{name} from the event loop (aread_rank, the API's rank endpoint): the same", trips
-            )
+            label = f"{name} from the event loop (aread_rank, the API's rank endpoint): the same"
+            add(label, trips("round_trips_event_loop"))
         cpu = [
             (c["redis_cpu_us_per_call"] / scale, c["client_cpu_us_per_call"] / scale)
             for c in closed
         ]
         cells = (f"{redis_us:.1f} / {client_us:.1f}" for redis_us, client_us in cpu)
-        add(
-            f"{name}: CPU a {per} at saturation, Redis / client (us)",
-            cells,
-            f"{_ratio(sum(cpu[1]), sum(cpu[0]))} (sum)",
-        )
+        ratio = f"{_ratio(sum(cpu[1]), sum(cpu[0]))} (sum)"
+        add(f"{name}: CPU a {per} at saturation, Redis / client (us)", cells, ratio)
     others = [
         " / ".join(
-            f"{get(result, 'operations', op, 'layouts', name, 'closed', 'cpu_cores', 'other'):.2f}"
+            f"{result['operations'][op]['layouts'][name]['closed']['cpu_cores']['other']:.2f}"
             for op in OPERATIONS
         )
         for name in (one, sharded)
@@ -562,16 +492,11 @@ def report(result: dict[str, Any]) -> str:
     loads = [result["load"][name]["players_per_s"] for name in (one, sharded)]
     add("Load (rebuild_standings): players/s", (f"{v:,.0f}" for v in loads), _ratio(*loads[::-1]))
     spread = [result["placement"][name] for name in (one, sharded)]
-    add(
-        "Players on node 1 / 2 / 3",
-        (" / ".join(f"{c:,}" for c in s["players_by_node"]) for s in spread),
-    )
+    nodes = (" / ".join(f"{c:,}" for c in s["players_by_node"]) for s in spread)
+    add("Players on node 1 / 2 / 3", nodes)
     memory = [s["memory_usage_bytes_per_player"] for s in spread]
-    add(
-        "MEMORY USAGE of the set(s): bytes a player",
-        (f"{m:.1f}" for m in memory),
-        _ratio(*memory[::-1]),
-    )
+    cells = (f"{m:.1f}" for m in memory)
+    add("MEMORY USAGE of the set(s): bytes a player", cells, _ratio(*memory[::-1]))
     engine, other, machine = result["engine"], result["machine"]["other_cores"], result["machine"]
     return "\n".join([
         f"1 shard vs 3 shards: {result['players']:,} players ({result['id_bytes']}-byte ids) on a "
@@ -579,7 +504,7 @@ def report(result: dict[str, Any]) -> str:
         f"leaderboards/store.py; {result['client_processes']} client processes; the clients and "
         f"the 3 nodes share {result['cores']} cores",
         "",
-        *table(f" | {one} | {sharded} | {sharded} / {one}", "lrrr", rows),
+        *core.table(f" | {one} | {sharded} | {sharded} / {one}", "lrrr", rows),
         "",
         f"Answers compared before timing: board size, competition ranks of "
         f"{result['answers']['players_compared']:,} random players and the top 100, equal on both "
@@ -594,52 +519,50 @@ def report(result: dict[str, Any]) -> str:
     ])  # fmt: skip
 
 
+def machine_now(when: str) -> dict[str, Any]:
+    """The fixed Python loop's time and the load average (this machine is shared)."""
+    load = [round(v, 2) for v in os.getloadavg()]
+    return {f"python_probe_ms_{when}": python_probe_ms(), f"load_average_{when}": load}
+
+
+def on_cluster(cluster: LocalRedisCluster, options: Any) -> dict[str, Any]:
+    """The cluster started, Django pointed at it, the client processes started, then measure."""
+    say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
+    cluster.start()
+    variables = settings_env(
+        LEADERBOARD_REDIS_URL=cluster.url,
+        LEADERBOARD_REDIS_CLUSTER="true",
+        LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
+    )
+    django_setup(variables, migrate=False)
+    context, count = multiprocessing.get_context("spawn"), options.processes
+    initargs = (variables, context.Barrier(count))
+    with ProcessPoolExecutor(
+        count, mp_context=context, initializer=client_start, initargs=initargs
+    ) as pool:
+        futures = [pool.submit(client_ready) for _ in range(count)]
+        pids = {future.result(timeout=STARTUP_SECONDS) for future in futures}
+        if len(pids) != count:
+            raise BenchError(f"{len(pids)} client processes started, not {count}")
+        groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
+        clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
+        return measure(cluster, clients, options)
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = options_parse("bench.shards", __doc__, OPTIONS, argv)
+    options = core.options_parse("bench.shards", __doc__, OPTIONS, argv)
     if options.players < TOP or options.processes < 1 or options.attempts < 1:
         options.error(f"--players must be at least {TOP}, --processes and --attempts at least 1")
-    machine = {
-        "python_probe_ms_start": python_probe_ms(),
-        "load_average_start": [round(v, 2) for v in os.getloadavg()],
-    }
-    cluster, found = LocalRedisCluster(), {}
-
-    def body() -> None:
-        say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
-        cluster.start()
-        variables = settings_env(
-            LEADERBOARD_REDIS_URL=cluster.url,
-            LEADERBOARD_REDIS_CLUSTER="true",
-            LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
-        )
-        django_setup(variables, migrate=False)
-        context, count = multiprocessing.get_context("spawn"), options.processes
-        initargs = (variables, context.Barrier(count))
-        with ProcessPoolExecutor(
-            count, mp_context=context, initializer=client_start, initargs=initargs
-        ) as pool:
-            pids = {
-                f.result(timeout=STARTUP_SECONDS)
-                for f in [pool.submit(client_ready) for _ in range(count)]
-            }
-            if len(pids) != count:
-                raise BenchError(f"{len(pids)} client processes started, not {count}")
-            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
-            clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
-            found["result"] = measure(cluster, clients, options)
-
-    try:
-        if code := program("shards", body):
-            return code
-    finally:
-        cluster.stop()
-    result = found["result"]
-    machine |= {
-        "python_probe_ms_end": python_probe_ms(),
-        "load_average_end": [round(v, 2) for v in os.getloadavg()],
-    }
-    result["machine"] = machine | {"other_cores": other_cores(result)}
-    json_write(result, options.output)
+    machine, cluster = machine_now("start"), LocalRedisCluster()
+    with core.Program("shards") as run:
+        try:
+            result = on_cluster(cluster, options)
+        finally:
+            cluster.stop()
+    if run.code:
+        return run.code
+    result["machine"] = machine | machine_now("end") | {"other_cores": other_cores(result)}
+    core.json_write(result, options.output)
     print(report(result))
     return 0
 

@@ -1,15 +1,8 @@
-"""Live push benchmark: `python -m bench.ws_push [--sockets 1000 | --ten-thousand]`.
-
-Starts its own web processes and Celery worker as the Procfile runs them, and a private broker,
-on its own database (`leaderboard_bench_ws`) and key prefix; fills the board through the REST
-API, opens N WebSockets that each follow one player, and posts results for those players on a
-fixed schedule (20 a second, one a request) in two phases: idle (the only writer), then under
-the peak write load (bench/openloop.py: 6,000 results a second in batches of 100 for the board's
-other players; target: p99 under 1 s, none lost). Measured: the delay from a result's commit (its
-201) to the push carrying the player's new points, split into the mirror's part and the live
-ticker's, pushes lost (none within 5 s), the messages, the CPU by part, the results accepted
-under load, and the web processes' memory per open socket (bench/results/ws_push-latest.json).
-"""
+"""Live push benchmark: `python -m bench.ws_push [--sockets 1000 | --ten-thousand]`. N WebSockets
+each follow one player while results for those players are posted at a fixed rate, idle and then
+under the peak write load: the delay from each result's commit to its push, the pushes lost, the
+CPU and the web processes' memory per socket (bench/README.md, "Live push";
+bench/results/ws_push-latest.json)."""
 
 from __future__ import annotations
 
@@ -27,9 +20,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -37,16 +28,8 @@ from websockets.asyncio.client import connect
 
 from scripts.processes import engine_server, wait_until
 
-from .core import (
-    RESULTS,
-    BenchError,
-    json_write,
-    latency_summary,
-    now_stamp,
-    options_parse,
-    program,
-    say,
-)
+from . import core
+from .core import BenchError, latency_summary, say
 from .environment import (
     DEFAULT_REDIS_URL,
     database_create,
@@ -56,7 +39,7 @@ from .environment import (
     with_database,
 )
 from .machine import Window, python_probe_ms
-from .openloop import OfferedLoad, OpenLoopSender
+from .openloop import OfferedLoad, OpenLoopSender, json_field
 from .processes import Processes, Started, group_pids, redis_start, web_start, worker_start
 
 DATABASE = "leaderboard_bench_ws"
@@ -73,11 +56,7 @@ PROBE_TIMEOUT_SECONDS = 30.0
 OPTIONS = (
     ("--sockets", 1000, "open sockets"),
     ("--ten-thousand", False, "10,000 sockets (the issue's target)"),
-    (
-        "--board-players",
-        0,
-        "players on the board, the followed ones included (20,000 or 2x sockets)",
-    ),
+    ("--board-players", 0, "players on the board, followed ones included (20,000 or 2x sockets)"),
     ("--rate", 20.0, "probe results posted a second, each phase"),
     ("--seconds", 20.0, "idle phase: how long"),
     ("--load-rate", 6000.0, "results a second the load offers"),
@@ -90,12 +69,12 @@ OPTIONS = (
     ("--worker-concurrency", 4, "Celery concurrency (Procfile)"),
     ("--no-compression", False, "clients do not offer permessage-deflate (browsers do)"),
     ("--seed", 1, "seed of the board and the probe"),
-    ("--output", None, "results file (bench/results/ws_push-latest.json)"),
+    *core.output_option("ws_push-latest.json")[1:],
 )
 
 
 def options_check(argv: list[str] | None) -> Any:
-    options = options_parse("bench.ws_push", __doc__, OPTIONS, argv)
+    options = core.options_parse("bench.ws_push", __doc__, OPTIONS, argv)
     sockets = options.sockets = 10_000 if options.ten_thousand else options.sockets
     load_seconds = options.load_seconds
     if sockets < 1 or options.rate <= 0 or options.seconds <= 0:
@@ -111,7 +90,6 @@ def options_check(argv: list[str] | None) -> Any:
     options.load_players = options.board_players - sockets
     if load_seconds and options.load_players < options.load_batch:
         options.error("--board-players must leave at least --load-batch players unfollowed")
-    options.output = Path(options.output or RESULTS / "ws_push-latest.json")
     return options
 
 
@@ -141,42 +119,34 @@ def django_prepare(variables: dict[str, str], *, run_seconds: float) -> dict[str
     season_rebuild_standings(season=season)
     # The sockets follow the season running when they connect: one that ends mid-run would
     # send them `season_closed` and take the load's results into the next season.
-    if season.status != SeasonStatus.RUNNING or season.ends_at <= timezone.now() + timedelta(
-        seconds=run_seconds
-    ):
+    ends_too_soon = season.ends_at <= timezone.now() + timedelta(seconds=run_seconds)
+    if season.status != SeasonStatus.RUNNING or ends_too_soon:
         raise BenchError(
             f"season '{season.slug}' ends at {season.ends_at.isoformat()}, before this run would"
         )
     _, key = GameServer.objects.create_key(name=f"bench-ws-{uuid.uuid4().hex[:8]}")
-    return {
-        "season_id": season.pk,
-        "board": season.board.slug,
-        "season": season.slug,
-        "api_key": key,
-    }
+    board, slug = season.board.slug, season.slug
+    return {"season_id": season.pk, "board": board, "season": slug, "api_key": key}
 
 
 def results_received(match_prefix: str, since: datetime, until: datetime) -> dict[str, Any]:
     """Results committed with ids starting `match_prefix` between `since` and `until`, in all
     and by wall-clock second from the one the load started in (counted where confirmed)."""
     from django.db import connection
-    from django.db.models import Count
-    from django.db.models.functions import TruncSecond
 
-    from matches.models import MatchResult
-
-    results = MatchResult.objects.filter(match_id__startswith=match_prefix)
+    query = "SELECT {} FROM matches_matchresult WHERE match_id LIKE %s AND received_at >= %s"
+    second_of = "floor(extract(epoch FROM received_at))::bigint - %s"
     try:
-        rows = (
-            results.filter(received_at__gte=since, received_at__lt=until)
-            .annotate(second=TruncSecond("received_at"))
-            .values("second")
-            .annotate(results=Count("id"))
-            .order_by("second")
-        )
-        first = math.floor(since.timestamp())
-        per_second = [[int(row["second"].timestamp()) - first, row["results"]] for row in rows]
-        later = results.filter(received_at__gte=until).count()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                query.format(f"{second_of}, count(*)")
+                + " AND received_at < %s GROUP BY 1 ORDER BY 1",
+                [math.floor(since.timestamp()), f"{match_prefix}%", since, until],
+            )
+            per_second = [[int(second), count] for second, count in cursor.fetchall()]
+            # Requests still in flight when the sender stopped, committed after the window.
+            cursor.execute(query.format("count(*)"), [f"{match_prefix}%", until])
+            later = cursor.fetchone()[0]
     finally:
         connection.close()
     seconds = (until - since).total_seconds()
@@ -185,7 +155,6 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
         "seconds": round(seconds, 3),
         "accepted_results": accepted,
         "accepted_results_per_s": round(accepted / seconds, 1),
-        # Requests still in flight when the sender stopped, committed after the window.
         "accepted_after_window": later,
         "per_second": per_second,
     }
@@ -205,9 +174,8 @@ def board_fill(web: Started, key: str, options: Any, rng: random.Random) -> list
     followed = [f"ws{i}" for i in range(options.sockets)]
     everyone = followed + [f"p{i}" for i in range(options.load_players)]
     rng.shuffle(everyone)
-    with httpx.Client(
-        base_url=web.url, headers={"Authorization": f"Api-Key {key}"}, timeout=60
-    ) as client:
+    headers = {"Authorization": f"Api-Key {key}"}
+    with httpx.Client(base_url=web.url, headers=headers, timeout=60) as client:
         for start in range(0, len(everyone), FILL_BATCH):
             body = [
                 {"player_id": p, "points": rng.randint(1, 100_000), "match_id": f"fill-{p}"}
@@ -310,88 +278,35 @@ class MirrorWatch:
         self.thread.join(timeout=10)
 
 
-class Probe:
-    """Posts one result for a followed player every 1/rate seconds, the players in turn. Open
-    loop like the load: each POST on a thread of its own, at most PROBE_IN_FLIGHT unanswered (a
-    post due beyond that is counted as not sent). Each 201 starts that result's clock."""
+class Probe(OpenLoopSender):
+    """One result a request for a followed player every 1/rate seconds, the players in turn, open
+    loop like the load (at most PROBE_IN_FLIGHT unanswered; one due beyond that is not sent but
+    counted); each 201 starts that result's clock."""
+
+    max_in_flight = PROBE_IN_FLIGHT
 
     def __init__(
-        self,
-        web: Started,
-        api_key: str,
-        rotation: Iterator[str],
-        options: Any,
-        rng: random.Random,
-        mirror: MirrorWatch,
+        self, load: OfferedLoad, rotation: Iterator[str], max_points: int, mirror: MirrorWatch
     ) -> None:
-        self.rotation, self.options, self.rng, self.mirror = rotation, options, rng, mirror
+        super().__init__(load, timeout=PROBE_TIMEOUT_SECONDS)
+        self.rotation, self.max_points, self.mirror = rotation, max_points, mirror
         self.posted: list[tuple[str, int, float, float]] = []  # player, total, sent, committed
-        self.answers: Counter[str] = Counter()
-        self.not_sent = self.in_flight = 0
-        self.lock = threading.Lock()
-        self.client = httpx.Client(
-            base_url=web.url,
-            headers={"Authorization": f"Api-Key {api_key}"},
-            timeout=PROBE_TIMEOUT_SECONDS,
-            limits=httpx.Limits(max_connections=PROBE_IN_FLIGHT),
-        )
-        self.pool = ThreadPoolExecutor(max_workers=PROBE_IN_FLIGHT, thread_name_prefix="probe")
 
-    def __enter__(self) -> Probe:
-        return self
+    def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
+        player_id, points = next(self.rotation), rng.randint(1, self.max_points)
+        return [{"player_id": player_id, "points": points, "match_id": uuid.uuid4().hex}]
 
-    def __exit__(self, *exc: object) -> None:
-        self.finish()
-
-    def post_for(self, seconds: float) -> None:
-        """Post on the fixed schedule for `seconds` (blocking), then return at once."""
-        interval, due = 1.0 / self.options.rate, time.monotonic()
-        deadline = due + seconds
-        while (now := time.monotonic()) < deadline:
-            if now < due:
-                time.sleep(min(due, deadline) - now)
-                continue
-            due += interval
-            with self.lock:
-                if self.in_flight >= PROBE_IN_FLIGHT:
-                    self.not_sent += 1
-                    continue
-                self.in_flight += 1
-            self.pool.submit(
-                self._post, next(self.rotation), self.rng.randint(1, self.options.max_points)
-            )
-
-    def finish(self) -> None:
-        """Wait for the posts in flight (each bounded by its timeout)."""
-        self.pool.shutdown(wait=True)
-        self.client.close()
-
-    def _post(self, player_id: str, points: int) -> None:
-        answer = "error"
-        try:
-            sent_at = time.monotonic()
-            result = {"player_id": player_id, "points": points, "match_id": uuid.uuid4().hex}
-            response = self.client.post("/api/v1/scores", json=result)
-            committed_at, answer = time.monotonic(), str(response.status_code)
-            if response.status_code == 201:
-                total = response.json()["total_points"]
-                self.mirror.expect(player_id, total)
-                with self.lock:
-                    self.posted.append((player_id, total, sent_at, committed_at))
-        except httpx.TimeoutException:
-            answer = "timeout"
-        except httpx.HTTPError as exc:
-            answer = type(exc).__name__
-        finally:
-            with self.lock:
-                self.answers[answer] += 1
-                self.in_flight -= 1
+    async def _answered(
+        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
+    ) -> None:
+        if status == 201 and (total := json_field(answer, "total_points")) is not None:
+            self.mirror.expect(items[0]["player_id"], total)
+            self.posted.append((items[0]["player_id"], total, sent, now))
 
     def pushes(self, listener: Listener) -> dict[str, Any]:
         """Each result's push delay, and the pushes lost (none within LOST_AFTER_SECONDS)."""
-        delays: dict[str, list[float]] = {
-            k: [] for k in ("commit_to_push", "send_to_push", "commit_to_mirror", "mirror_to_push")
-        }
+        names = ("commit_to_push", "send_to_push", "commit_to_mirror", "mirror_to_push")
+        delays: dict[str, list[float]] = {name: [] for name in names}
         superseded = lost = 0
         latest: dict[str, int] = {}
         for player_id, total, _, _ in self.posted:
@@ -413,8 +328,8 @@ class Probe:
                 lost += 1
         return {
             "posted": len(self.posted),
-            "probe_answers": dict(sorted(self.answers.items())),
-            "probe_not_sent": self.not_sent,
+            "probe_answers": self.figures["answers"],
+            "probe_not_sent": self.figures["not_sent_on_time"],
             "probe_post": latency_summary([(c - s) * 1000 for _, _, s, c in self.posted]),
             "pushed": len(delays["commit_to_push"]),
             "superseded": superseded,
@@ -433,50 +348,50 @@ async def phase(
     listener: Listener,
     rotation: Iterator[str],
     options: Any,
-    rng: random.Random,
     *,
     load: bool,
 ) -> dict[str, Any]:
     """The probe for a phase (`load`: while the open-loop sender offers the peak write load to
     the same season), with the messages, the sockets closed by the server (a slow reader is
     closed, 4408), the harness's loop lag, and the CPU and load average while it posted."""
-    began, messages_before, closed_before = (
-        time.monotonic(),
-        Counter(listener.by_type),
-        listener.closed,
-    )
+    began, messages_before = time.monotonic(), Counter(listener.by_type)
+    closed_before, load_before = listener.closed, os.getloadavg()[0]
     lag: list[float] = []
     lag_task = asyncio.create_task(loop_lag(lag))
-    load_before = os.getloadavg()[0]
     window = Window({"web": web.pid, "worker": worker.pid}).start()
     seconds = options.load_seconds - LOAD_SETTLE_SECONDS if load else options.seconds
     match_prefix = f"load-{uuid.uuid4().hex[:8]}"
-    sender = sent = None
+    board, season, key = prepared["board"], prepared["season"], prepared["api_key"]
+    target = {"url": web.url, "api_key": key, "board": board, "season": season}
     figures: dict[str, Any] = {"seconds": seconds, "probe_rate_per_second": options.rate}
+    sender, sent = None, None
     try:
         if load:
             since = datetime.now(UTC)
-            board, season = prepared["board"], prepared["season"]
             sender = OpenLoopSender(OfferedLoad(
-                url=web.url, api_key=prepared["api_key"], board=board, season=season,
-                rate=options.load_rate, batch=options.load_batch, players=options.load_players,
-                match_prefix=match_prefix, senders=options.load_senders,
+                **target, rate=options.load_rate, batch=options.load_batch,
+                players=options.load_players, match_prefix=match_prefix,
+                senders=options.load_senders,
             ))  # fmt: skip
             await asyncio.to_thread(sender.start)
             await asyncio.sleep(LOAD_SETTLE_SECONDS)
-        with (
-            MirrorWatch(prepared["season_id"]) as mirror,
-            Probe(web, prepared["api_key"], rotation, options, rng, mirror) as probe,
-        ):
-            await asyncio.to_thread(probe.post_for, seconds)
-            until = datetime.now(UTC)
-            window.load_stopped()
-            load_after = os.getloadavg()[0]
-            if sender is not None:
-                sent = await asyncio.to_thread(sender.stop)
-            await asyncio.to_thread(probe.finish)
+        with MirrorWatch(prepared["season_id"]) as mirror:
+            probe = Probe(OfferedLoad(
+                **target, rate=options.rate, batch=1, players=options.sockets,
+                match_prefix=f"probe-{uuid.uuid4().hex[:8]}", senders=1,
+            ), rotation, options.max_points, mirror)  # fmt: skip
+            await asyncio.to_thread(probe.start)
+            try:
+                await asyncio.sleep(seconds)
+                until = datetime.now(UTC)
+                window.load_stopped()
+                load_after = os.getloadavg()[0]
+                if sender is not None:
+                    sent = await asyncio.to_thread(sender.stop)
+            finally:
+                await asyncio.to_thread(probe.stop)  # its posts in flight, each bounded
             await asyncio.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
-    except RuntimeError as exc:  # the sender's own failures (see bench/openloop.py)
+    except RuntimeError as exc:  # the senders' own failures (see bench/openloop.py)
         raise BenchError(f"the load's sender: {exc} ({exc.__cause__})") from exc
     finally:
         if sender is not None and sent is None:
@@ -509,12 +424,10 @@ async def phase(
         await lag_task
     counts = {kind: count - messages_before[kind] for kind, count in listener.by_type.items()}
     counts = {kind: count for kind, count in counts.items() if count}
+    per_second = round(sum(counts.values()) / (time.monotonic() - began), 1)
     cpu = {part: cores for part, cores in window.cpu.items() if part != "wrk"}  # none started here
     return figures | {
-        "messages": {
-            "by_type": counts,
-            "per_second": round(sum(counts.values()) / (time.monotonic() - began), 1),
-        },
+        "messages": {"by_type": counts, "per_second": per_second},
         "sockets_closed_by_server": listener.closed - closed_before,
         # Everything shares the machine's cores: the harness (the sockets' client, the probe,
         # the load's sender), the web processes, the worker, Redis and PostgreSQL, and the rest.
@@ -527,7 +440,6 @@ async def phase(
 async def measure(
     web: Started, worker: Started, prepared: dict[str, Any], players: list[str], options: Any
 ) -> dict[str, Any]:
-    rng = random.Random(options.seed + 1)
     # Warm the processes up (imports, the ticker, connection pools) before the baseline.
     warm, warm_tasks = await Listener().open(web.url, players[:10], options)
     await asyncio.sleep(1)
@@ -544,12 +456,10 @@ async def measure(
     await asyncio.sleep(2)
     rss_after = rss_kib(group_pids(web.pid))
     order = list(players)
-    rng.shuffle(order)
+    random.Random(options.seed + 1).shuffle(order)
     rotation = itertools.cycle(order)
     say(f"idle phase: probe {options.rate:g} results/s for {options.seconds:g} s", "ws_push")
-    phases = {
-        "idle": await phase(web, worker, prepared, listener, rotation, options, rng, load=False)
-    }
+    phases = {"idle": await phase(web, worker, prepared, listener, rotation, options, load=False)}
     if options.load_seconds:
         say(
             f"load phase: {options.load_rate:,.0f} results/s offered in batches of "
@@ -557,7 +467,7 @@ async def measure(
             "ws_push",
         )
         phases["under_load"] = await phase(
-            web, worker, prepared, listener, rotation, options, rng, load=True
+            web, worker, prepared, listener, rotation, options, load=True
         )
     closed_by_server = listener.closed
     for ws in sockets:
@@ -589,63 +499,58 @@ def phase_line(name: str, figures: dict[str, Any]) -> str:
     )
 
 
+def body(options: Any) -> dict[str, Any]:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, max(soft, options.sockets + 1024))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    if wanted < options.sockets + 100:
+        raise BenchError(f"the open-files limit ({hard}) is too low for {options.sockets} sockets")
+    database_url = with_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), DATABASE)
+    database_create(database_url)
+    with Processes(core.RESULTS / "logs" / "ws_push") as processes:
+        broker = redis_start(
+            processes, name="broker", server=engine_server(), directory=processes.log_dir
+        )
+        variables = settings_env(
+            DATABASE_URL=database_url,
+            REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+            CELERY_BROKER_URL=broker.url,
+            LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
+            # One client posts everything and opens every socket: no limits per client.
+            THROTTLE_PUBLIC_RATE="",
+            THROTTLE_GAME_SERVER_RATE="",
+            LIVE_SOCKETS_PER_ADDRESS="0",
+        )
+        # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
+        run_seconds = options.seconds + options.load_seconds + 900
+        prepared = django_prepare(variables, run_seconds=run_seconds)
+        env = server_env(variables)
+        worker = worker_start(processes, env, concurrency=options.worker_concurrency)
+        web = web_start(processes, env, name="web", workers=options.web_workers)
+        say(f"filling the board with {options.board_players} players", "ws_push")
+        players = board_fill(web, prepared["api_key"], options, random.Random(options.seed))
+        from leaderboards import store
+
+        wait_until(
+            lambda: store.board_size(prepared["season_id"]) >= options.board_players,
+            timeout=300,
+            what="the mirror to catch up",
+        )
+        say(f"opening {options.sockets} sockets", "ws_push")
+        return asyncio.run(measure(web, worker, prepared, players, options))
+
+
 def main(argv: list[str] | None = None) -> int:
     options = options_check(argv)
-    figures: dict[str, Any] = {}
-
-    def body() -> None:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = min(hard, max(soft, options.sockets + 1024))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-        if wanted < options.sockets + 100:
-            raise BenchError(
-                f"the open-files limit ({hard}) is too low for {options.sockets} sockets"
-            )
-        database_url = with_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), DATABASE)
-        database_create(database_url)
-        with Processes(RESULTS / "logs" / "ws_push") as processes:
-            broker = redis_start(
-                processes, name="broker", server=engine_server(), directory=processes.log_dir
-            )
-            variables = settings_env(
-                DATABASE_URL=database_url,
-                REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
-                CELERY_BROKER_URL=broker.url,
-                LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
-                # One client posts everything and opens every socket: no limits per client.
-                THROTTLE_PUBLIC_RATE="",
-                THROTTLE_GAME_SERVER_RATE="",
-                LIVE_SOCKETS_PER_ADDRESS="0",
-            )
-            # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
-            prepared = django_prepare(
-                variables, run_seconds=options.seconds + options.load_seconds + 900
-            )
-            worker = worker_start(
-                processes, server_env(variables), concurrency=options.worker_concurrency
-            )
-            web = web_start(
-                processes, server_env(variables), name="web", workers=options.web_workers
-            )
-            say(f"filling the board with {options.board_players} players", "ws_push")
-            players = board_fill(web, prepared["api_key"], options, random.Random(options.seed))
-            from leaderboards import store
-
-            wait_until(
-                lambda: store.board_size(prepared["season_id"]) >= options.board_players,
-                timeout=300,
-                what="the mirror to catch up",
-            )
-            say(f"opening {options.sockets} sockets", "ws_push")
-            figures.update(asyncio.run(measure(web, worker, prepared, players, options)))
-
-    if code := program("ws_push", body):
-        return code
+    with core.Program("ws_push") as run:
+        figures = body(options)
+    if run.code:
+        return run.code
     names = "sockets board_players seconds load_batch load_senders load_seconds top max_points"
     names += " web_workers worker_concurrency"
     result = {
         "benchmark": "ws_push",
-        "when": now_stamp(),
+        "when": core.now_stamp(),
         # A fixed Python loop at the end: this shared machine's speed varies by half between
         # runs, and every figure here with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
@@ -654,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         | {"permessage_deflate": not options.no_compression},
         **figures,
     }
-    json_write(result, options.output)
+    core.json_write(result, options.output)
     phases = figures["phases"]
     say(phase_line("idle", phases["idle"]), "ws_push")
     if during := phases.get("under_load"):
