@@ -50,9 +50,11 @@ def watch(sockets: SeasonSockets, sub: Subscriber) -> None:
     """Count the socket's view in: its members' score changes now wake it."""
     for member in sub.friends_members:
         sockets.friend_views.setdefault(member, set()).add(sub)
+    sockets.friends_unsent.add(sub)
 
 
 def unwatch(sockets: SeasonSockets, sub: Subscriber) -> None:
+    sockets.friends_unsent.discard(sub)
     for member in sub.friends_members:
         subs = sockets.friend_views.get(member)
         if subs is not None:
@@ -96,6 +98,7 @@ async def views_deliver(
                 sub.push(f"friend_passed:{passed['friend']['player_id']}", encode(passed))
         sub.friends_told = order
         sub.push("friends", encode({"type": "friends", **view}))
+        sockets.friends_unsent.discard(sub)
 
 
 def passes(

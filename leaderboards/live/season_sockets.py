@@ -54,6 +54,9 @@ class SeasonSockets:
     # as last read (live/friends.py).
     friend_views: dict[str, set[Subscriber]] = field(default_factory=dict)
     friend_composites: dict[str, int | None] = field(default_factory=dict)
+    # Friends-view sockets not sent their first view yet (a failed read leaves them here, and
+    # the next tick tries again).
+    friends_unsent: set[Subscriber] = field(default_factory=set)
     # Followed players in the order their ranks are looked at for passes, a round at a time.
     pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
 

@@ -347,8 +347,9 @@ class Ticker:
             friends.watch(sockets, sub)
         # The joiners' members were read too: their composites now are what later ones compare to.
         changed = friends.views_changed(sockets, reading)
-        await friends.views_deliver(sockets, joined, first=True)
-        await friends.views_deliver(sockets, [sub for sub in changed if sub not in joined])
+        first = list(sockets.friends_unsent)
+        await friends.views_deliver(sockets, first, first=True)
+        await friends.views_deliver(sockets, [sub for sub in changed if sub not in first])
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()

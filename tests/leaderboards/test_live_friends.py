@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import redis.exceptions
 from asgiref.sync import async_to_sync, sync_to_async
 
+from leaderboards.live import friends as live_friends
 from matches.services import friends_replace
 from tests.leaderboards.test_live import WAIT, open_socket, scores  # noqa: F401
 
@@ -123,3 +125,35 @@ def test_a_bad_friends_of_gets_an_error_then_a_close_code(season, query, close_c
 
     assert (error["type"], error["error"]["code"]) == ("error", error_code)
     assert closed == {"type": "websocket.close", "code": close_code}
+
+
+def test_a_first_view_lost_to_a_redis_error_comes_at_the_next_tick(scores, monkeypatch):  # noqa: F811
+    scores(p1=300, p2=200)
+    friends_replace(player_id="p2", friend_ids=["p1"])
+    failures = []
+    read = live_friends.views_read
+
+    def flaky(season, views):  # noqa: ANN001, ANN202
+        if not failures:
+            failures.append(views)
+            raise redis.exceptions.ConnectionError("Redis went away for a moment")
+        return read(season, views)
+
+    # The ticker's read of the views fails once, as a Redis that went away for a moment would.
+    monkeypatch.setattr(
+        live_friends,
+        "views_read_in_thread",
+        sync_to_async(flaky, thread_sensitive=False),
+    )
+
+    async def scenario() -> dict[str, Any]:
+        communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&friends_of=p2")
+        view = await communicator.receive_json_from(timeout=WAIT)
+        await communicator.disconnect()
+        return view
+
+    view = async_to_sync(scenario)()
+
+    assert failures == [{"p2": ["p2", "p1"]}]
+    assert view["type"] == "friends"
+    assert _ranks(view) == [(1, 1, "p1", 300), (2, 2, "p2", 200)]
