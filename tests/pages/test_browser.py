@@ -144,10 +144,10 @@ def test_the_friends_view_moves_live_and_says_who_passed_the_player(
     assert row_ids(page) == ["p003", "p005", "p009"]
     wait_live(page)
 
-    # p009 (40 points) comes past p005 (80) and p003 (100) to 110: third on the board, as
-    # p002 reached 110 first.
+    # p009 (40 points) comes past p005 (80) and p003 (100) to 115: second on the board, with
+    # no tie (a tie within the second of the seed would rank by the id).
     posted = game_server.post(
-        "/api/v1/scores", json={"player_id": "p009", "points": 70, "match_id": "friend-climbs"}
+        "/api/v1/scores", json={"player_id": "p009", "points": 75, "match_id": "friend-climbs"}
     )
     assert posted.status_code == 201
     page.wait_for_function(
@@ -158,11 +158,11 @@ def test_the_friends_view_moves_live_and_says_who_passed_the_player(
     assert row_ids(page) == ["p009", "p003", "p005"]
     first = page.locator("[data-rows] tr").first
     assert first.locator("td.rank").inner_text() == "1"
-    assert first.locator("td.global-rank").inner_text() == "#3"
+    assert first.locator("td.global-rank").inner_text() == "#2"
     notice = page.locator("[data-friends-notice]")
     notice.wait_for(state="visible", timeout=PAGE_WAIT_MS)
     name = data.NAMES[8]
-    assert notice.inner_text() == f"{name} passed p005: now #1 among friends, #3 overall."
+    assert notice.inner_text() == f"{name} passed p005: now #1 among friends, #2 overall."
     screenshot(page, "friends-live", full_page=False, still=False)
     assert page.errors == []
 
