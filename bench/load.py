@@ -5,6 +5,7 @@ then the project's own rebuild into Redis; and what the resulting sorted set cos
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -18,7 +19,15 @@ from tqdm import tqdm
 
 from leaderboards import store
 from leaderboards.services import season_rebuild_standings
-from matches.models import GameServer, MatchResult, PendingStanding, Player, PlayerTotal
+from matches.models import (
+    FRIENDS_MAX,
+    FriendList,
+    GameServer,
+    MatchResult,
+    PendingStanding,
+    Player,
+    PlayerTotal,
+)
 from seasons.models import Board, Season, SeasonState
 from seasons.services import season_create
 
@@ -60,6 +69,30 @@ def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
     store.delete_prefixed_keys()
     redis_cleanup(env)
     return seasons[0]
+
+
+# Players p0, p1, ... whose friends view the friends read asks for: each has the largest list.
+FRIEND_LISTS = 1000
+
+
+def friends_load(*, players: int, seed: int) -> dict[str, Any]:
+    """Give the first FRIEND_LISTS players (all, on a smaller board) FRIENDS_MAX friends each,
+    drawn from the whole board (on a board smaller than that, everyone else)."""
+    rng = random.Random(seed)
+    owners = min(FRIEND_LISTS, players)
+    started = time.perf_counter()
+    FriendList.objects.all().delete()
+    lists = []
+    for owner in range(owners):
+        drawn = rng.sample(range(players), min(FRIENDS_MAX + 1, players))
+        friends = [f"p{n}" for n in drawn if n != owner][:FRIENDS_MAX]
+        lists.append(FriendList(player_id=f"p{owner}", friend_ids=friends))
+    FriendList.objects.bulk_create(lists, batch_size=100)
+    return {
+        "lists": owners,
+        "friends_each": len(lists[0].friend_ids) if lists else 0,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
 
 
 def profile_cache_clear(env: BenchEnvironment) -> None:

@@ -30,7 +30,13 @@ from .reads import (
 from .wrk import tool_version
 
 READS = {
-    "cached": (("ping", "ping"), ("rank", "rank"), ("top100", "top"), ("around", "around")),
+    "cached": (
+        ("ping", "ping"),
+        ("rank", "rank"),
+        ("top100", "top"),
+        ("around", "around"),
+        ("friends", "friends"),
+    ),
     "uncached": (("ping", "ping"), ("top100", "top"), ("around", "around")),
 }
 # Rates the search tries after the main open-loop phase: upwards from a rate that was kept up
@@ -115,6 +121,8 @@ def _phases(bench: Bench) -> None:
             results["load"] = load.season_load(
                 env=env, season=measured, players=options.players, seed=options.seed
             )
+    with phase("friends lists", fatal=True):
+        results["load"]["friends"] = load.friends_load(players=options.players, seed=options.seed)
     with phase("rebuild", fatal=True):
         results["rebuild"] = load.season_rebuild(season=measured, players=options.players)
     with phase("memory"):

@@ -17,7 +17,7 @@ from leaderboards import store
 from .core import BenchError, latency_summary
 from .environment import Bench
 from .h2load import h2load_open_loop
-from .load import profile_cache_clear
+from .load import FRIEND_LISTS, profile_cache_clear
 from .machine import Window
 from .processes import Started
 from .wrk import WrkLoad
@@ -29,6 +29,8 @@ PATHS = {
     "rank": "/api/v1/leaderboard/players/{player}?board={board}&season={season}",
     "top": "/api/v1/leaderboard/top?limit=100&board={board}&season={season}",
     "around": "/api/v1/leaderboard/players/{player}/around?n=5&board={board}&season={season}",
+    # A random one of the players load.friends_load gave 1,000 friends.
+    "friends": "/api/v1/leaderboard/players/{player}/friends?board={board}&season={season}",
 }
 INDEX = "bench_total_season_points"
 RANK_SQL = "SELECT count(*) + 1 FROM matches_playertotal WHERE season_id = %s AND points > %s"
@@ -172,7 +174,8 @@ def endpoint_open_loop(
     def uris(rng: random.Random, count: int) -> list[str]:
         if "{player}" not in PATHS[kind]:
             return [server.url + _path(kind, bench)]
-        players = (f"p{rng.randrange(options.players)}" for _ in range(count))
+        among = min(FRIEND_LISTS, options.players) if kind == "friends" else options.players
+        players = (f"p{rng.randrange(among)}" for _ in range(count))
         return [server.url + _path(kind, bench, player) for player in players]
 
     runs: dict[str, Any] = {}

@@ -1,5 +1,7 @@
--- GET load on one read endpoint: the ping ceiling, a random player's rank, the top 100, or the
--- ranks around a random player. Arguments after `--`: kind, player count, board, season.
+-- GET load on one read endpoint: the ping ceiling, a random player's rank, the top 100, the
+-- ranks around a random player, or the friends view of one of the first 1,000 players (each has
+-- 1,000 friends: bench/load.py, FRIEND_LISTS). Arguments after `--`: kind, player count, board,
+-- season.
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local report = dofile(here .. "report.lua")
 
@@ -24,6 +26,10 @@ function request()
     return wrk.format("GET", "/api/v1/ping")
   elseif kind == "top" then
     return wrk.format("GET", "/api/v1/leaderboard/top?limit=100&" .. query)
+  end
+  if kind == "friends" then
+    local owner = "p" .. math.random(0, math.min(players, 1000) - 1)
+    return wrk.format("GET", "/api/v1/leaderboard/players/" .. owner .. "/friends?" .. query)
   end
   local player = "p" .. math.random(0, players - 1)
   if kind == "rank" then
