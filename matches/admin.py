@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -22,8 +22,8 @@ from config.building_blocks.errors import Conflict
 
 from .corrections import result_void
 from .game_servers import game_server_delete, game_server_saved
-from .models import FriendList, GameServer, MatchResult, Player, PlayerTotal
-from .services import player_ban, player_unban
+from .models import Clan, FriendList, GameServer, MatchResult, Player, PlayerTotal
+from .services import player_ban, player_memberships, player_unban
 
 # The library's own key model is not used (game servers have theirs, GameServer, below): its
 # empty "API keys" section beside "Game-server keys" only confused operators.
@@ -129,6 +129,8 @@ class PlayerAdmin(LargeTableAdmin):
         "banned_until",
         "ban_reason",
         "records",
+        "clan",
+        "segment_values",
         "friends",
         "created_at",
         "updated_at",
@@ -151,6 +153,12 @@ class PlayerAdmin(LargeTableAdmin):
             _changelist_of(PlayerTotal, player.player_id),
             _changelist_of(MatchResult, player.player_id),
         )
+
+    @admin.display(description="Segments")
+    def segment_values(self, player: Player) -> str:
+        """Set by game servers with the profile write; read-only here."""
+        values = player_memberships(player)["segments"]
+        return ", ".join(f"{d}: {v}" for d, v in values.items()) or "–"
 
     @admin.display(description="Friends")
     def friends(self, player: Player) -> str:
@@ -366,3 +374,30 @@ class GameServerAdmin(APIKeyModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[GameServer]) -> None:
         for server in queryset:
             game_server_delete(server=server, actor=request.user)
+
+
+@admin.register(Clan)
+class ClanAdmin(admin.ModelAdmin):
+    """Clans as game servers made them; who is in one is each player's profile (read-only here:
+    a member joins or leaves with the profile write)."""
+
+    list_display = ("clan_id", "name", "member_count", "created_at")
+    search_fields = ("clan_id", "name")
+    readonly_fields: tuple[str, ...] = ("created_at", "member_list")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Clan]:
+        return super().get_queryset(request).annotate(member_total=Count("members"))
+
+    @admin.display(description="Members", ordering="member_total")
+    def member_count(self, clan: Clan) -> int:
+        return clan.member_total  # type: ignore[attr-defined]
+
+    @admin.display(description="Members")
+    def member_list(self, clan: Clan) -> str:
+        members = list(clan.members.values_list("player_id", flat=True)[:101])
+        shown = ", ".join(members[:100]) or "–"
+        return f"{shown}, …" if len(members) > 100 else shown
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Clan | None = None) -> tuple[str, ...]:
+        # The id is chosen once: players' profiles name their clan by it.
+        return (*self.readonly_fields, "clan_id") if obj is not None else self.readonly_fields

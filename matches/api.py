@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,13 +23,24 @@ from config.building_blocks.player_ids import (
     check_player_id,
     player_id_field_validator,
 )
+from config.building_blocks.segments import (
+    CLAN_ID_PATTERN,
+    SEGMENT_VALUE_RULE,
+    clan_id_allowed,
+    clan_id_validator,
+    dimension_validator,
+    segment_value_validator,
+)
 from seasons.scoring import MAX_POINTS
 
 from . import selectors, services
-from .models import FRIENDS_MAX, Player
+from .models import FRIENDS_MAX, Clan, Player
 from .permissions import GameServerKeyAuthentication, IsGameServer, allowed_board_slugs
 
 MAX_BATCH = 1000
+CLAN_ID_PATH = OpenApiParameter(
+    "clan_id", str, OpenApiParameter.PATH, pattern=CLAN_ID_PATTERN, description="The clan's id."
+)
 
 _printable = Check(str.isprintable, "Use printable characters only.")
 
@@ -156,20 +172,67 @@ class ScoresView(APIView):
 class PlayerIn(StrictSerializer):
     display_name = StrictCharField(required=False, max_length=100, allow_blank=True)
     avatar_url = serializers.URLField(required=False, max_length=500, allow_blank=True)
+    clan = StrictCharField(
+        required=False,
+        allow_null=True,
+        max_length=64,
+        trim_whitespace=False,
+        validators=[clan_id_validator],
+        help_text="The player's clan (it must exist: PUT /api/v1/clans/{clan_id}); null leaves it.",
+    )
+    segments = serializers.DictField(
+        child=StrictCharField(
+            allow_null=True,
+            max_length=32,
+            trim_whitespace=False,
+            validators=[segment_value_validator],
+        ),
+        required=False,
+        help_text=f'Values by segment dimension, such as {{"country": "DE"}}: each value '
+        f"{SEGMENT_VALUE_RULE}; null removes the player's value in that dimension. Each "
+        "dimension must be declared by a board (its segment dimensions).",
+    )
+
+    def validate_segments(self, segments: dict[str, str | None]) -> dict[str, str | None]:
+        if len(segments) > MAX_SEGMENTS_PER_WRITE:
+            raise serializers.ValidationError(
+                f"At most {MAX_SEGMENTS_PER_WRITE} dimensions in one write."
+            )
+        for dimension in segments:
+            dimension_validator(dimension)
+        return segments
+
+
+# Dimensions one profile write may set (boards declare at most MAX_DIMENSIONS each).
+MAX_SEGMENTS_PER_WRITE = 16
 
 
 class PlayerOut(serializers.Serializer):
     player_id = serializers.CharField()
     display_name = serializers.CharField()
     avatar_url = serializers.CharField()
+    clan = serializers.CharField(
+        required=False, allow_null=True, help_text="Present once the player was given a clan."
+    )
+    segments = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Present once the player was given segment values.",
+    )
 
 
-def _player_out(player: Player) -> dict[str, Any]:
-    return {
+def _player_out(player: Player, *, memberships: bool = False) -> dict[str, Any]:
+    """The profile; with its clan and segments when asked (the write set them) or when the
+    player has any, so a player without them reads exactly as before they existed."""
+    out = {
         "player_id": player.player_id,
         "display_name": player.display_name or player.player_id,
         "avatar_url": player.avatar_url,
     }
+    held = services.player_memberships(player)
+    if memberships or held["clan"] is not None or held["segments"]:
+        out.update(held)
+    return out
 
 
 class PlayerView(APIView):
@@ -206,13 +269,13 @@ class PlayerView(APIView):
         serializer = PlayerIn(data=request.data)
         if not serializer.is_valid():
             raise InvalidInput("The profile is invalid.", details={"fields": serializer.errors})
+        given = serializer.validated_data
         player, created = services.player_upsert(
-            player_id=player_id,
-            allowed_boards=allowed_board_slugs(request),
-            **serializer.validated_data,
+            player_id=player_id, allowed_boards=allowed_board_slugs(request), **given
         )
         return Response(
-            _player_out(player), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            _player_out(player, memberships="clan" in given or "segments" in given),
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
 
@@ -284,3 +347,58 @@ class FriendsView(APIView):
             allowed_boards=allowed_board_slugs(request),
         )
         return Response({"player_id": player_id, "friends": friends})
+
+
+class ClanIn(StrictSerializer):
+    name = StrictCharField(required=False, max_length=100, allow_blank=True)
+
+
+class ClanOut(serializers.Serializer):
+    clan_id = serializers.CharField()
+    name = serializers.CharField()
+    members = serializers.IntegerField(help_text="Players in the clan now.")
+
+
+class ClanView(APIView):
+    authentication_classes = [GameServerKeyAuthentication]
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "PUT":
+            return [IsGameServer()]
+        return []
+
+    @extend_schema(
+        parameters=[CLAN_ID_PATH], responses=ClanOut, auth=[], summary="A clan and its size"
+    )
+    def get(self, request: Request, clan_id: str) -> Response:
+        clan = Clan.objects.filter(clan_id=clan_id).first() if clan_id_allowed(clan_id) else None
+        if clan is None:
+            raise NotFound(f"Unknown clan '{clan_id}'.", code="clan_not_found")
+        return Response(_clan_out(clan))
+
+    @extend_schema(
+        parameters=[CLAN_ID_PATH],
+        request=ClanIn,
+        responses={200: ClanOut, 201: ClanOut},
+        summary="Create or rename a clan (game servers)",
+        description="Players join with the profile write (`PUT /api/v1/players/{player_id}` "
+        '`{"clan": "clan-id"}`, null to leave).',
+    )
+    def put(self, request: Request, clan_id: str) -> Response:
+        if not clan_id_allowed(clan_id):
+            raise InvalidInput(clan_id_validator.message, code="invalid_clan_id")
+        body = ClanIn(data=request.data)
+        if not body.is_valid():
+            raise InvalidInput("The clan is invalid.", details={"fields": body.errors})
+        clan, created = services.clan_upsert(clan_id=clan_id, **body.validated_data)
+        return Response(
+            _clan_out(clan), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+def _clan_out(clan: Clan) -> dict[str, Any]:
+    return {
+        "clan_id": clan.clan_id,
+        "name": clan.name or clan.clan_id,
+        "members": clan.members.count(),
+    }

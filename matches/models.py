@@ -16,9 +16,36 @@ from config.building_blocks.player_ids import (
     PLAYER_ID_PATTERN,
     player_id_validator,
 )
+from config.building_blocks.segments import (
+    CLAN_ID_PATTERN,
+    DIMENSION_CHARACTERS,
+    SEGMENT_VALUE_CHARACTERS,
+    clan_id_validator,
+    dimension_validator,
+    segment_value_validator,
+)
 
 # Points and totals fit the 29 high bits of the composite score.
 from seasons.scoring import MAX_POINTS
+
+
+class Clan(models.Model):
+    """A group of players ranked together: on each board, by its members' season totals."""
+
+    clan_id = models.CharField(max_length=64, primary_key=True, validators=[clan_id_validator])
+    name = models.CharField(max_length=100, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["clan_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(clan_id__regex=CLAN_ID_PATTERN), name="clan_id_allowed_characters"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.clan_id
 
 
 class Player(models.Model):
@@ -35,6 +62,16 @@ class Player(models.Model):
     # everywhere else: the live boards, archives, reconciliation.
     banned_until = models.DateTimeField(null=True, blank=True)
     ban_reason = models.CharField(max_length=200, blank=True, default="")
+    # At most one clan; leaving it is setting none. A clan with members cannot be deleted.
+    clan = models.ForeignKey(
+        Clan,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="members",
+        # Indexed below for clan members only: most players are in no clan.
+        db_index=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -56,7 +93,8 @@ class Player(models.Model):
         indexes = [
             models.Index(
                 fields=["player_id"], condition=Q(banned_at__isnull=False), name="player_banned"
-            )
+            ),
+            models.Index(fields=["clan"], condition=Q(clan__isnull=False), name="player_clan"),
         ]
 
     def __str__(self) -> str:
@@ -213,6 +251,31 @@ class PendingPlayerRefresh(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id} since {self.requested_at.isoformat()}"
+
+
+class PlayerSegment(models.Model):
+    """A player's value in one segment dimension (country DE, platform pc), set by game
+    servers; every board that declares the dimension ranks the player within that value too."""
+
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="segments")
+    dimension = models.CharField(max_length=32, validators=[dimension_validator])
+    value = models.CharField(max_length=32, validators=[segment_value_validator])
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["player", "dimension"], name="one_value_per_dimension"),
+            models.CheckConstraint(
+                condition=Q(dimension__regex=f"^{DIMENSION_CHARACTERS}$"),
+                name="segment_dimension_allowed_characters",
+            ),
+            models.CheckConstraint(
+                condition=Q(value__regex=f"^{SEGMENT_VALUE_CHARACTERS}$"),
+                name="segment_value_allowed_characters",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player_id} {self.dimension}={self.value}"
 
 
 # Friends one player's list holds at most: the friends view ranks them all in one read.

@@ -111,6 +111,15 @@ class BoardAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Segments",
+            {
+                "fields": ("segment_dimensions",),
+                "description": "Names of the slices players are also ranked within, such as "
+                "country,platform (game servers set each player's values with the profile "
+                "write).",
+            },
+        ),
+        (
             "Schedule",
             {
                 "fields": (

@@ -5,13 +5,19 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.postgres.constraints import ExclusionConstraint
-from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
+from django.contrib.postgres.fields import ArrayField, DateTimeRangeField, RangeOperators
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Func, Q
 from django.utils import timezone
 
+from config.building_blocks.expressions import EachMatches
+from config.building_blocks.segments import (
+    DIMENSION_CHARACTERS,
+    MAX_DIMENSIONS,
+    dimension_validator,
+)
 from config.building_blocks.slugs import SLUG_MAX_LENGTH, slug_validator
 
 from .cron import cron_schedule_check
@@ -106,6 +112,16 @@ class Board(models.Model):
         f"{MAX_SHARDS}); more than one only on a Redis Cluster with as many nodes. Seasons "
         "already created keep theirs.",
     )
+    # The slices of the board every read can be asked for (`segment=country:DE`): the values
+    # are the players' own (matches.PlayerSegment), set by game servers.
+    segment_dimensions = ArrayField(
+        models.CharField(max_length=32, validators=[dimension_validator]),
+        size=MAX_DIMENSIONS,
+        default=list,
+        blank=True,
+        help_text=f"Segment dimensions, comma-separated (such as country,platform), at most "
+        f"{MAX_DIMENSIONS}: each read of the board can then be asked within one value of one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -113,7 +129,17 @@ class Board(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(shards__gte=1, shards__lte=MAX_SHARDS), name="board_shards_in_range"
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(segment_dimensions__len__lte=MAX_DIMENSIONS),
+                name="board_segment_dimensions_at_most_max",
+            ),
+            models.CheckConstraint(
+                condition=EachMatches(
+                    F("segment_dimensions"), pattern=f"^({DIMENSION_CHARACTERS}(,|$))*$"
+                ),
+                name="board_segment_dimensions_allowed_characters",
+            ),
         ]
         # Beyond Django's add/change/delete/view: the console's actions whose effect players
         # see at once (docs/operations.md, "Who may do what").
@@ -152,6 +178,8 @@ class Board(models.Model):
         else:
             # A cron expression left over from an earlier cron schedule means nothing now.
             self.schedule_cron = ""
+        if len(set(self.segment_dimensions)) != len(self.segment_dimensions):
+            raise ValidationError({"segment_dimensions": "Name each dimension once."})
         self._rules_unchanged_while_running()
 
     def _rules_unchanged_while_running(self) -> None:

@@ -5,6 +5,7 @@ their refresh outbox (`bans.py`). Callers import from here."""
 
 from .bans import BANS_LOCK, player_ban, player_unban, players_unban_expired
 from .friends import friends_limit_check, friends_replace
+from .memberships import clan_upsert, player_memberships
 from .players import player_upsert
 from .posted import PostedResult, ResultOutcome
 from .resolving import board_lookups_cache
@@ -15,9 +16,11 @@ __all__ = [
     "PostedResult",
     "ResultOutcome",
     "board_lookups_cache",
+    "clan_upsert",
     "friends_limit_check",
     "friends_replace",
     "player_ban",
+    "player_memberships",
     "player_unban",
     "player_upsert",
     "players_unban_expired",

@@ -9,6 +9,7 @@ from config.building_blocks.errors import Forbidden
 
 from .. import outbox
 from ..models import MatchResult, Player
+from .memberships import UNCHANGED, memberships_check, memberships_write
 
 
 def player_in_scope_check(player_id: str, allowed_boards: frozenset[str] | None) -> None:
@@ -31,13 +32,17 @@ def player_upsert(
     player_id: str,
     display_name: str | None = None,
     avatar_url: str | None = None,
+    clan: object = UNCHANGED,
+    segments: dict[str, str | None] | None = None,
     allowed_boards: frozenset[str] | None = None,
 ) -> tuple[Player, bool]:
     """Create a player's profile or change the fields given; returns it and whether it is new.
 
     `allowed_boards` is the posting key's scope (player_in_scope_check): a key limited to some
-    boards writes a new player's profile after their first result."""
+    boards writes a new player's profile after their first result. `clan` (None: leave it) and
+    `segments` (a value of None: none in that dimension) are set as given (memberships.py)."""
     player_in_scope_check(player_id, allowed_boards)
+    memberships_check(clan=clan, segments=segments, allowed_boards=allowed_boards)
     changes = {
         name: value
         for name, value in (("display_name", display_name), ("avatar_url", avatar_url))
@@ -51,5 +56,6 @@ def player_upsert(
             for name, value in changes.items():
                 setattr(player, name, value)
             player.save(update_fields=[*changes, "updated_at"])
+        memberships_write(player, clan=clan, segments=segments)
         transaction.on_commit(lambda: outbox.profiles_committed([player_id]))
     return player, created

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from leaderboards import closing, store
 from leaderboards.models import ArchivedStanding
-from matches.models import GameServer, MatchResult, Player, PlayerTotal
+from matches.models import Clan, GameServer, MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban
 from matches.services import statements as result_statements
 from tests.factories import BoardFactory, SeasonFactory
@@ -288,4 +288,17 @@ def test_the_players_table_has_only_the_indexes_a_query_uses(db):
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'matches_player'")
         indexes = sorted(row[0] for row in cursor.fetchall())
 
-    assert indexes == ["matches_player_pkey", "player_banned"]
+    assert indexes == ["matches_player_pkey", "player_banned", "player_clan"]
+
+
+def test_a_clans_members_are_found_through_the_clan_members_index(db):
+    clan = Clan.objects.create(clan_id="red")
+    Player.objects.bulk_create(Player(player_id=f"p{i}") for i in range(5000))
+    Player.objects.filter(player_id__in=["p1", "p2"]).update(clan=clan)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE matches_player")
+        sql, params = clan.members.values("player_id").query.sql_with_params()
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    assert "player_clan" in plan
