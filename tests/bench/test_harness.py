@@ -131,7 +131,7 @@ def _check_sections(results: dict) -> None:
     assert bare["requests"] > 0
     assert 0 < bare["p50_ms"] <= bare["p99_ms"]
     assert bare["cpu_cores"]["web"] > 0
-    assert set(results["http"]["cached"]) == {"ping", "rank", "top100", "around"}
+    assert set(results["http"]["cached"]) == {"ping", "rank", "top100", "around", "friends"}
     assert set(results["http"]["uncached"]) == {"ping", "top100", "around"}
     for server in ("cached", "uncached"):
         for figures in results["http"][server].values():

@@ -4,7 +4,8 @@ index and constraint stays as it was, the new models read the rows, and the perm
 on the archive follow it."""
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, Permission
@@ -13,8 +14,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from leaderboards.models import ArchivedStanding, SeasonReward
-from seasons.models import SeasonState
-from tests.factories import PlayerFactory, SeasonFactory
+from seasons.models import Season, SeasonState
 
 # The leaves of the two apps before the move.
 BEFORE_THE_MOVE = [("seasons", "0011_operator_permissions"), ("leaderboards", "0001_initial")]
@@ -51,10 +51,27 @@ def _schema() -> list[tuple[str, str]]:
         return cursor.fetchall()
 
 
+def _models_before_the_move() -> Any:
+    """The models as the previous schema had them (later migrations added columns)."""
+    return MigrationExecutor(connection).loader.project_state(BEFORE_THE_MOVE).apps
+
+
 def test_the_archive_moves_to_leaderboards_with_its_rows_and_permissions(before_the_move):
     # Given an archived standing with a note and a reward, written as the old close wrote them,
-    season = SeasonFactory(state=SeasonState.CLOSED)
-    PlayerFactory(player_id="p1")
+    old = _models_before_the_move()
+    board = old.get_model("seasons", "Board").objects.create(slug="archive", name="Archive")
+    starts_at = datetime(2026, 11, 1, tzinfo=UTC)
+    season = old.get_model("seasons", "Season").objects.create(
+        board=board,
+        slug="s1",
+        name="Season 1",
+        starts_at=starts_at,
+        ends_at=starts_at + timedelta(days=30),
+        grace_period=timedelta(hours=1),
+        state=SeasonState.CLOSED,
+        shards=1,  # the model's save() copies the board's; a historical model has no save()
+    )
+    old.get_model("matches", "Player").objects.create(player_id="p1")
     reached_at = datetime(2026, 11, 3, 12, 0, 7, tzinfo=UTC)
     awarded_at = datetime(2026, 11, 4, 0, 0, 1, tzinfo=UTC)
     with connection.cursor() as cursor:
@@ -107,7 +124,9 @@ def test_the_archive_moves_to_leaderboards_with_its_rows_and_permissions(before_
         "gold",
     )
     assert reward.awarded_at == awarded_at
-    assert list(season.rewards.values_list("pk", flat=True)) == [reward_id]
+    assert list(Season.objects.get(pk=season.pk).rewards.values_list("pk", flat=True)) == [
+        reward_id
+    ]
     # the tables, indexes and constraints are the ones the previous schema made,
     assert (ArchivedStanding._meta.db_table, SeasonReward._meta.db_table) == TABLES
     assert _schema() == schema_before

@@ -115,3 +115,12 @@ def test_bad_reads_get_the_error_body(client, board, path, code, status):
 
     assert response.status_code == status
     assert response.json()["error"]["code"] == code
+
+
+def test_a_renamed_friend_shows_under_the_new_name_at_once(client, server, board):
+    friends_replace(player_id="p2", friend_ids=["p1"])
+    assert _view(client, "p2").json()["entries"][0]["display_name"] == "p1"
+
+    server.put("/api/v1/players/p1", {"display_name": "Ada"}, format="json")
+
+    assert _view(client, "p2").json()["entries"][0]["display_name"] == "Ada"
