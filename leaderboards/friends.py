@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from matches.models import Player
 from matches.selectors import player_friends
 from seasons.models import Season
 from seasons.scoring import points_of
@@ -81,23 +80,7 @@ def members_view(
     total, standings = selectors.standings_source(season).read_many(
         members, competition=rank_style == "competition"
     )
-    names = profiles_of([s.player_id for s in standings if s is not None])
     return {
-        **friends_board(season, player_id, members, standings, rank_style, names),
+        **friends_board(season, player_id, members, standings, rank_style),
         "total_players": total,
     }
-
-
-def profiles_of(player_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """(display_name, avatar_url) of each player, from PostgreSQL in one query.
-
-    Not through the profile cache (selectors.profiles_get): a view names up to 1,001 players,
-    most of whom are in no cached top or around-me, and the benchmark measured filing a
-    thousand cache entries a read (a thousand SETs, and the MGET of twice as many keys) at
-    several times the cost of the one indexed query; read here, a changed name shows at once."""
-    if not player_ids:
-        return {}
-    rows = Player.objects.filter(player_id__in=player_ids).values_list(
-        "player_id", "display_name", "avatar_url"
-    )
-    return {player_id: (name, avatar) for player_id, name, avatar in rows}
