@@ -19,6 +19,7 @@ from scripts.processes import debian_tool
 from .core import BenchError, percentile
 
 CONNECTIONS_PER_LOADER = 16
+MIN_RATE_PER_CONNECTION = 1.0
 # Connections are made and answer a few requests before the measured window starts.
 WARMUP_SECONDS = 1.0
 _SUMMARY = re.compile(
@@ -45,7 +46,11 @@ def h2load_open_loop(
 ) -> dict[str, Any]:
     """Offer `rate` requests a second for `seconds` over about `connections` connections;
     `uris(rng, count)` gives one loader's URI list (one URI for a fixed endpoint)."""
-    loaders = max(1, math.ceil(connections / CONNECTIONS_PER_LOADER))
+    # Each connection sends at least MIN_RATE_PER_CONNECTION a second: below that h2load sends
+    # little or nothing in a short window, and its connections, started together, send together.
+    # A slow endpoint's few dozen a second go over fewer connections; thousands over all of them.
+    connections = min(connections, max(1, math.floor(rate / MIN_RATE_PER_CONNECTION)))
+    loaders = max(1, connections // CONNECTIONS_PER_LOADER)
     connections = loaders * CONNECTIONS_PER_LOADER
     per_connection = rate / connections
     interval = 1.0 / per_connection
