@@ -20,6 +20,14 @@ from config.building_blocks.segments import (
 )
 from config.building_blocks.slugs import SLUG_MAX_LENGTH, slug_validator
 
+from .choices import (
+    SCHEDULE_CRON,
+    ScheduleKind,
+    ScoreOperator,
+    SeasonState,
+    SeasonStatus,
+    SortOrder,
+)
 from .cron import cron_schedule_check
 from .scoring import TIME_SLOTS
 
@@ -33,32 +41,6 @@ DEFAULT_BOARD = "global"
 # Sorted sets one season's standings may be spread over (leaderboards/store.py): beyond the
 # nodes a cluster has, more shards only add fan-out to every read.
 MAX_SHARDS = 16
-
-
-class ScoreOperator(models.TextChoices):
-    SUM = "sum", "Sum of all results"
-    BEST = "best", "Best single result"
-
-
-class SortOrder(models.TextChoices):
-    HIGHEST_FIRST = "highest_first", "Highest first"
-    LOWEST_FIRST = "lowest_first", "Lowest first (times)"
-
-
-class ScheduleKind(models.TextChoices):
-    NONE = "none", "No schedule (seasons created by hand)"
-    WEEKLY = "weekly", "Weekly (Mondays 00:00)"
-    MONTHLY = "monthly", "Monthly (the 1st, 00:00)"
-    QUARTERLY = "quarterly", "Quarterly (Jan, Apr, Jul, Oct 1st, 00:00)"
-    CRON = "cron", "Cron expression"
-
-
-# Every schedule is a cron expression: a season runs from one firing to the next.
-SCHEDULE_CRON = {
-    ScheduleKind.WEEKLY: "0 0 * * MON",
-    ScheduleKind.MONTHLY: "0 0 1 * *",
-    ScheduleKind.QUARTERLY: "0 0 1 1,4,7,10 *",
-}
 
 
 class Board(models.Model):
@@ -204,27 +186,6 @@ class Board(models.Model):
                 "the current rules. Change them once it is closed, before the next season gets "
                 "its first result, or create a new board with the new rules."
             )
-
-
-class SeasonState(models.TextChoices):
-    """Stored (Season.state): how far the close job has got. Only the close job moves it.
-
-    Whether a season is scheduled or running is not stored: it follows the clock. What clients
-    see is SeasonStatus, derived from both."""
-
-    OPEN = "open", "Open"
-    CLOSING = "closing", "Closing"
-    CLOSED = "closed", "Closed"
-
-
-class SeasonStatus(models.TextChoices):
-    """Derived, never stored: what the API and the pages show, from SeasonState and the clock
-    (Season.status_at)."""
-
-    SCHEDULED = "scheduled", "Scheduled"
-    RUNNING = "running", "Running"
-    CLOSING = "closing", "Closing"
-    CLOSED = "closed", "Closed"
 
 
 def season_overlap_message(other: "Season") -> str:
