@@ -235,7 +235,9 @@ def _player_out(player: Player, *, memberships: bool = False) -> dict[str, Any]:
     return out
 
 
-class PlayerView(APIView):
+class GameServerWritesView(APIView):
+    """Anyone reads (GET); only a game server's key writes (PUT)."""
+
     authentication_classes = [GameServerKeyAuthentication]
 
     def get_permissions(self) -> list[Any]:
@@ -243,6 +245,8 @@ class PlayerView(APIView):
             return [IsGameServer()]
         return []
 
+
+class PlayerView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
         responses=PlayerOut,
@@ -298,14 +302,7 @@ class FriendsOut(serializers.Serializer):
     friends = serializers.ListField(child=serializers.CharField())
 
 
-class FriendsView(APIView):
-    authentication_classes = [GameServerKeyAuthentication]
-
-    def get_permissions(self) -> list[Any]:
-        if self.request.method == "PUT":
-            return [IsGameServer()]
-        return []
-
+class FriendsView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
         responses=FriendsOut,
@@ -359,14 +356,7 @@ class ClanOut(serializers.Serializer):
     members = serializers.IntegerField(help_text="Players in the clan now.")
 
 
-class ClanView(APIView):
-    authentication_classes = [GameServerKeyAuthentication]
-
-    def get_permissions(self) -> list[Any]:
-        if self.request.method == "PUT":
-            return [IsGameServer()]
-        return []
-
+class ClanView(GameServerWritesView):
     @extend_schema(
         parameters=[CLAN_ID_PATH], responses=ClanOut, auth=[], summary="A clan and its size"
     )
