@@ -35,8 +35,8 @@ class ArchivedStandingAdmin(ReadOnlyAdmin):
 
 @admin.register(SeasonReward)
 class SeasonRewardAdmin(ReadOnlyAdmin):
-    list_display = ("season", "rank", "player", "reward_code", "awarded_at")
-    list_filter = ("season__board", "season", "reward_code")
+    list_display = ("season", "segment", "rank", "player", "reward_code", "awarded_at")
+    list_filter = ("season__board", "season", "reward_code", "segment")
     list_select_related = ("season", "season__board")
 
 

@@ -28,12 +28,14 @@ from config.building_blocks.player_ids import (
     check_player_id,
     player_id_field_validator,
 )
+from config.building_blocks.segments import DIMENSION_CHARACTERS, SEGMENT_VALUE_CHARACTERS
 from config.building_blocks.slugs import slug_allowed, slug_validator
 from seasons.api import BOARD_QUERY, BoardQuery
 from seasons.models import DEFAULT_BOARD, Season
 from seasons.selectors import season_for_read, season_get
 
 from . import friends, heals, history, selectors, top_answers
+from .segments import segment_parse
 
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
 
@@ -66,6 +68,8 @@ def read_query(params: Any, **ranges: QueryInteger) -> dict[str, Any]:
         if value is not None and not slug_allowed(value):
             errors[name] = [slug_validator.message]
         query[name] = value
+    # Checked against the board's dimensions once the season is known (read_segment).
+    query["segment"] = params.get("segment") or None
     query["rank_style"] = params.get("rank_style") or "ordinal"
     if query["rank_style"] not in selectors.RANK_STYLES:
         errors["rank_style"] = [f"Use one of: {', '.join(selectors.RANK_STYLES)}."]
@@ -93,6 +97,7 @@ class EntryOut(serializers.Serializer):
 class TopOut(serializers.Serializer):
     board = serializers.CharField()
     season = serializers.CharField()
+    segment = serializers.CharField(required=False, help_text="Only in a read within a segment.")
     as_of = serializers.DateTimeField()
     total_players = serializers.IntegerField()
     entries = EntryOut(many=True)
@@ -102,6 +107,7 @@ class PlayerRankOut(serializers.Serializer):
     player_id = serializers.CharField()
     board = serializers.CharField()
     season = serializers.CharField()
+    segment = serializers.CharField(required=False, help_text="Only in a read within a segment.")
     rank = serializers.IntegerField()
     points = serializers.IntegerField()
     total_players = serializers.IntegerField()
@@ -138,6 +144,7 @@ class RankEntryOut(serializers.Serializer):
 class RanksOut(serializers.Serializer):
     board = serializers.CharField()
     season = serializers.CharField()
+    segment = serializers.CharField(required=False, help_text="Only in a read within a segment.")
     total_players = serializers.IntegerField()
     entries = RankEntryOut(many=True)
 
@@ -152,11 +159,25 @@ _SEASON_PARAMS = [
         enum=[*selectors.RANK_STYLES, ""],
         description="ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default.",
     ),
+    OpenApiParameter(
+        "segment",
+        str,
+        pattern=f"^({DIMENSION_CHARACTERS}:{SEGMENT_VALUE_CHARACTERS})?$",
+        description="Read within one segment of the board, `dimension:value` (country:DE): ranks, "
+        "`total_players` and `percentile` are then the segment's. The dimension must be one the "
+        "board declares (400 `unknown_segment_dimension`); a malformed one is 400 "
+        "`invalid_segment`. Empty: the whole board.",
+    ),
 ]
 
 
 def _season(query: dict[str, Any]) -> Season:
     return season_for_read(board_slug=query.get("board"), season_slug=query.get("season"))
+
+
+def read_segment(query: dict[str, Any], season: Season) -> str | None:
+    """The query's segment, as the store names it, checked against the season's board."""
+    return segment_parse(query.get("segment"), season.board.segment_dimensions)
 
 
 # The top's query, and around-me's window (n ranks each side).
@@ -182,6 +203,15 @@ def not_ranked(player_id: str, season: Season, *, banned: bool = False) -> NotFo
     return NotFound(
         f"Player '{player_id}' has no score in season '{season.slug}'.",
         code="player_not_ranked",
+    )
+
+
+def not_in_segment(player_id: str, season: Season, segment: str) -> NotFound:
+    """A player with no rank within a segment: not in it, or without a score (or banned)."""
+    return NotFound(
+        f"Player '{player_id}' has no score in segment '{segment}' of season '{season.slug}'.",
+        code="player_not_ranked",
+        details={"segment": segment},
     )
 
 
@@ -228,6 +258,7 @@ class TopView(StandingsReadView):
             offset=query["offset"],
             limit=query["limit"],
             rank_style=query["rank_style"],
+            segment=read_segment(query, season),
         )
         headers = top_answers.top_answer_headers(answer)
         if top_answers.top_answer_matches(answer, request.headers.get("If-None-Match")):
@@ -249,10 +280,13 @@ class PlayerRankView(StandingsReadView):
         check_player_id(player_id)
         query = read_query(request.query_params)
         season = _season(query)
+        segment = read_segment(query, season)
         standing = selectors.player_standing(
-            season=season, player_id=player_id, rank_style=query["rank_style"]
+            season=season, player_id=player_id, rank_style=query["rank_style"], segment=segment
         )
         if standing is None:
+            if segment is not None:
+                raise not_in_segment(player_id, season, segment)
             raise not_ranked(
                 player_id,
                 season,
@@ -275,10 +309,17 @@ class AroundView(StandingsReadView):
         check_player_id(player_id)
         query = read_query(request.query_params, **AROUND_RANGES)
         season = _season(query)
+        segment = read_segment(query, season)
         around = selectors.player_around(
-            season=season, player_id=player_id, n=query["n"], rank_style=query["rank_style"]
+            season=season,
+            player_id=player_id,
+            n=query["n"],
+            rank_style=query["rank_style"],
+            segment=segment,
         )
         if around is None:
+            if segment is not None:
+                raise not_in_segment(player_id, season, segment)
             raise not_ranked(
                 player_id,
                 season,
@@ -304,7 +345,10 @@ class RanksView(StandingsReadView):
         return Response(
             RanksOut(
                 selectors.players_ranks(
-                    season=season, player_ids=player_ids, rank_style=query["rank_style"]
+                    season=season,
+                    player_ids=player_ids,
+                    rank_style=query["rank_style"],
+                    segment=read_segment(query, season),
                 )
             ).data
         )
@@ -384,9 +428,14 @@ class PlayerSeasonsView(StandingsReadView):
 
 class RewardOut(serializers.Serializer):
     player_id = serializers.CharField()
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(help_text="The final rank (within the segment, if any).")
     reward_code = serializers.CharField()
     awarded_at = serializers.DateTimeField()
+    segment = serializers.CharField(
+        required=False,
+        help_text="The segment (`country:DE`) whose tier gave the reward; only on those, not on "
+        "the whole board's.",
+    )
 
 
 class RewardsOut(serializers.Serializer):
@@ -427,7 +476,8 @@ class SeasonRewardsView(APIView):
             ),
         ],
         responses=RewardsOut,
-        summary="The rewards of a closed season, by rank, a page at a time",
+        summary="The rewards of a closed season, by rank, a page at a time (the whole board's, "
+        "then each segment's)",
     )
     def get(self, request: Request, slug: str) -> Response:
         query = validate_query(RewardsQuery, request.query_params)

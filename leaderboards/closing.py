@@ -10,8 +10,11 @@ is finished by the next one without duplicating or losing a row:
                other difference repaired), so a lost ban refresh cannot fail the check below
 3. snapshotted the ZSET, paged by rank, is copied into the archive (replacing any partial copy)
 4. verified   the archive is checked against PostgreSQL's totals: same players, same points,
-               ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again
-5. rewarded    reward tiers are applied to the archive, never to the live key (rewards.py)
+               ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again;
+               then each player's rank within each segment of the board is archived too,
+               in the archive's order, by the segment values the players have now
+5. rewarded    reward tiers are applied to the archive (and segment tiers to the segments'
+               ranks), never to the live key (rewards.py)
 6. closed      done; the Redis key is kept for the board's retention days, then unlinked
 """
 
@@ -111,6 +114,7 @@ def _season_close(
         season_rebuild_standings(season=season)
     else:
         raise StandingsMismatch(f"season {season.pk}: {problems}")
+    _segments_archive(season)
     _step(season, "verified")
 
     awarded = season_rewards_award(season=season, now=now)
@@ -225,6 +229,37 @@ def _verify(season: Season) -> dict[str, int]:
             )
     problems = {"wrong_players": wrong_players, "wrong_ranks": wrong_ranks}
     return {name: count for name, count in problems.items() if count}
+
+
+def _segments_archive(season: Season) -> int:
+    """Each archived player's final rank within each segment of the board (the segment values
+    they have at the close, which are the ones their live segment sets held), in the archive's
+    order; one transaction replaces an earlier copy. Returns how many rows it wrote."""
+    dimensions = list(season.board.segment_dimensions)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM leaderboards_archivedsegmentstanding WHERE season_id = %s", [season.pk]
+        )
+        if not dimensions:
+            return 0
+        # Ordinal ranks follow the archive's; a competition rank is one more than the members
+        # with better points, which are the ones with a lower competition rank on the board.
+        cursor.execute(
+            """
+            INSERT INTO leaderboards_archivedsegmentstanding
+                (season_id, segment, rank, competition_rank, player_id)
+            SELECT a.season_id, s.dimension || ':' || s.value,
+                   row_number() OVER (PARTITION BY s.dimension, s.value ORDER BY a.rank),
+                   rank() OVER (PARTITION BY s.dimension, s.value ORDER BY a.competition_rank),
+                   a.player_id
+            FROM seasons_archivedstanding a
+            JOIN matches_playersegment s
+              ON s.player_id = a.player_id AND s.dimension = ANY(%s)
+            WHERE a.season_id = %s
+            """,
+            [dimensions, season.pk],
+        )
+        return cursor.rowcount
 
 
 def _reset_now(season: Season, now: datetime) -> None:

@@ -47,7 +47,7 @@ from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
 from . import read_your_writes, selectors, store, top_answers
-from .api import AROUND_RANGES, TOP_RANGES, not_ranked, read_query
+from .api import AROUND_RANGES, TOP_RANGES, not_in_segment, not_ranked, read_query, read_segment
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +111,10 @@ class FastReads:
         except DomainError as exc:
             raise _NotHere from exc  # Django answers the 400 with the field errors
         season = await _season(query["board"], query["season"])
+        try:
+            query["segment"] = read_segment(query, season)
+        except DomainError as exc:
+            raise _NotHere from exc
         if kind != "top" and not selectors.standings_whole_known(season):
             # A season not known here to have been marked whole: Django looks it up (the top
             # pages are built by the selectors on a thread, which do the same).
@@ -147,7 +151,7 @@ def _count_settle(taken: tuple[str, Decision]) -> None:
 async def _read(
     kind: str, season: Season, player_id: str, query: dict[str, Any], headers: _Headers
 ) -> tuple[int, list[tuple[str, str]], bytes]:
-    rank_style = query["rank_style"]
+    rank_style, segment = query["rank_style"], query["segment"]
     competition = rank_style == "competition"
     if kind == "rank":
         total, standing = await store.aread_rank(
@@ -157,11 +161,11 @@ async def _read(
             shared=read_your_writes.shared(season.pk, player_id),
             shards=season.shards,
             whole=True,
+            segment=segment,
         )
         if standing is None:
-            banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
-            return _error(not_ranked(player_id, season, banned=banned))
-        data = selectors.standing_answer(season, player_id, total, standing, rank_style)
+            return _error(await _not_ranked(season, player_id, segment))
+        data = selectors.standing_answer(season, player_id, total, standing, rank_style, segment)
         return 200, [], selectors.json_body(data).encode()
     if kind == "around":
         total, me, standings = await store.aread_around(
@@ -172,13 +176,13 @@ async def _read(
             shared=read_your_writes.shared(season.pk, player_id),
             shards=season.shards,
             whole=True,
+            segment=segment,
         )
         if me is None:
-            banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
-            return _error(not_ranked(player_id, season, banned=banned))
+            return _error(await _not_ranked(season, player_id, segment))
         profiles = await _profiles([s.player_id for s in standings])
         data = selectors.around_answer(
-            season, player_id, total, me, standings, rank_style, profiles
+            season, player_id, total, me, standings, rank_style, profiles, segment
         )
         return 200, [], selectors.json_body(data).encode()
     answer = await _top(season, query)
@@ -186,6 +190,13 @@ async def _read(
     if top_answers.top_answer_matches(answer, headers.get(b"if-none-match", "")):
         return 304, extra, b""
     return 200, extra, answer.body.encode()
+
+
+async def _not_ranked(season: Season, player_id: str, segment: str | None) -> Exception:
+    if segment is not None:
+        return not_in_segment(player_id, season, segment)
+    banned = await store.aplayer_banned_in(season.pk, player_id, shards=season.shards)
+    return not_ranked(player_id, season, banned=banned)
 
 
 def _on_a_thread(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -291,10 +302,16 @@ async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:
     fetched or built in the background, so readers wait for a build only when none is kept
     (the first read of a page, or with LEADERBOARD_TOP_CACHE_SECONDS 0: built every time)."""
     offset, limit, rank_style = query["offset"], query["limit"], query["rank_style"]
+    page = {
+        "season": season,
+        "offset": offset,
+        "limit": limit,
+        "rank_style": rank_style,
+        "segment": query["segment"],
+    }
     if settings.LEADERBOARD_TOP_CACHE_SECONDS <= 0:
-        return await _top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
-    page = {"season": season, "offset": offset, "limit": limit, "rank_style": rank_style}
-    key = ("top", season.pk, offset, limit, rank_style)
+        return await _top_answer(**page)
+    key = ("top", season.pk, offset, limit, rank_style, query["segment"])
     answer = top_answers.top_pages_cache.peek(key[1:])
     if answer is not None and answer.expires_at_ms > int(time.time() * 1000):
         if top_answers.top_answer_renewing_due(answer):

@@ -22,9 +22,9 @@ def player_history(*, player_id: str) -> list[dict[str, Any]]:
         .order_by("-season__ends_at")
     )
     rewards = dict(
-        SeasonReward.objects.filter(player_id=player_id, season__board__hidden=False).values_list(
-            "season_id", "reward_code"
-        )
+        SeasonReward.objects.filter(
+            player_id=player_id, season__board__hidden=False, segment=""
+        ).values_list("season_id", "reward_code")
     )
     return [
         {
@@ -52,19 +52,26 @@ def season_rewards(
             f"Season '{season.slug}' is not closed yet; rewards are given when it closes.",
             code="season_not_closed",
         )
-    rewards = SeasonReward.objects.filter(season=season).order_by("rank")
+    # The whole board's rewards first, then each segment's, each by rank.
+    rewards = SeasonReward.objects.filter(season=season).order_by("segment", "rank")
     if player_id:
         rewards = rewards.filter(player_id=player_id)
     # One row more than the page says whether another page follows, without counting them all.
     rows = list(
-        rewards.values_list("player_id", "rank", "reward_code", "awarded_at")[
+        rewards.values_list("player_id", "rank", "reward_code", "awarded_at", "segment")[
             offset : offset + limit + 1
         ]
     )
     return {
         "rewards": [
-            {"player_id": p, "rank": rank, "reward_code": code, "awarded_at": awarded_at}
-            for p, rank, code, awarded_at in rows[:limit]
+            {
+                "player_id": p,
+                "rank": rank,
+                "reward_code": code,
+                "awarded_at": awarded_at,
+                **({"segment": segment} if segment else {}),
+            }
+            for p, rank, code, awarded_at, segment in rows[:limit]
         ],
         "next_offset": offset + limit if len(rows) > limit else None,
     }

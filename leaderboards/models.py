@@ -83,21 +83,59 @@ class ArchivedStanding(models.Model):
         return f"{self.season_id} #{self.rank} {self.player_id}"
 
 
+class ArchivedSegmentStanding(models.Model):
+    """A closed season's final rank within each segment of its board (`country:DE`): written by
+    the close from the archive, by the segment values the players had at the close, ranked in
+    the archive's order (ties as the board broke them). Its references are kept as the
+    archive's are (no constraint checked at COMMIT, PROTECT in the ORM)."""
+
+    season = models.ForeignKey(
+        Season, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    segment = models.CharField(max_length=65, help_text="dimension:value")
+    rank = models.PositiveIntegerField()
+    competition_rank = models.PositiveIntegerField()
+    player = models.ForeignKey(
+        Player, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["season", "segment", "rank"], name="segment_archive_unique_rank"
+            ),
+            models.UniqueConstraint(
+                fields=["season", "segment", "player"], name="segment_archive_unique_player"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} {self.segment} #{self.rank} {self.player_id}"
+
+
 class SeasonReward(models.Model):
-    """A reward a close gave: the player's final rank matched one of the board's reward tiers."""
+    """A reward a close gave: the player's final rank matched one of the board's reward tiers
+    (or their rank within a segment, one of the tiers of its dimension)."""
 
     season = models.ForeignKey(Season, on_delete=models.PROTECT, related_name="rewards")
     player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="rewards")
     rank = models.PositiveIntegerField()
     reward_code = models.CharField(max_length=64)
     awarded_at = models.DateTimeField()
+    # "country:DE" for a reward of the rank within that segment; "" for the whole board's.
+    segment = models.CharField(max_length=65, blank=True, db_default="", default="")
 
     class Meta:
         db_table = "seasons_seasonreward"  # as the archive's: moved in Django's state alone
         constraints = [
-            models.UniqueConstraint(fields=["season", "player"], name="reward_once_per_season"),
+            # One reward per player from the whole board's tiers, and one from each segment's.
+            models.UniqueConstraint(
+                fields=["season", "segment", "player"], name="reward_once_per_season"
+            ),
             # A rank is one archived player; the index also serves the rewards' pages by rank.
-            models.UniqueConstraint(fields=["season", "rank"], name="reward_unique_rank"),
+            models.UniqueConstraint(
+                fields=["season", "segment", "rank"], name="reward_unique_rank"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -29,6 +29,7 @@ from seasons.scoring import composite_for
 
 from . import services, store
 from .models import ReconciliationRun
+from .segments import segment_entries
 
 logger = logging.getLogger(__name__)
 
@@ -107,17 +108,24 @@ def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
         expected = _expected(season, chunk)
         tally.checked += len(expected)
         differing = [p for p, composite in expected.items() if stored[p] != composite]
+        _check_segments(season, [p for p in expected if p not in differing], stored, tally)
         if not differing:
             continue
         stored = _stored(season, differing)
         expected = _expected(season, differing)
+        entries = segment_entries(differing, season.board.segment_dimensions)
         for player_id, composite in expected.items():
             current = stored[player_id]
             if current == composite:
                 continue
             tally.drift += 1
             if store.compare_and_set(
-                season.pk, player_id, expected=current, composite=composite, shards=season.shards
+                season.pk,
+                player_id,
+                expected=current,
+                composite=composite,
+                shards=season.shards,
+                segments=entries.get(player_id, ""),
             ):
                 tally.fixed += 1
             logger.warning(
@@ -127,6 +135,45 @@ def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
                 current,
                 composite,
             )
+
+
+def _stamp(entry: str | None) -> int:
+    return -1 if not entry else int(entry.split("|", 1)[0])
+
+
+def _check_segments(
+    season: Season, player_ids: list[str], stored: dict[str, int | None], tally: Tally
+) -> None:
+    """Players whose scores agree but whose segment values Redis holds older than PostgreSQL
+    has them (a Redis back from an older copy, after the refresh that moved them): moved, by a
+    compare-and-set of the score they have. A value Redis holds newer than the one just read is
+    a change committed since, not drift."""
+    dimensions = season.board.segment_dimensions
+    if not dimensions or not player_ids:
+        return
+    entries = segment_entries(player_ids, dimensions)
+    held = store.segment_entries_held(season.pk, player_ids, shards=season.shards)
+    for player_id in player_ids:
+        entry = entries.get(player_id, "")
+        if _stamp(entry) <= _stamp(held[player_id]):
+            continue
+        tally.drift += 1
+        if store.compare_and_set(
+            season.pk,
+            player_id,
+            expected=stored[player_id],
+            composite=stored[player_id],
+            shards=season.shards,
+            segments=entry,
+        ):
+            tally.fixed += 1
+        logger.warning(
+            "segment drift in season %s for %s: redis %r, postgres %r",
+            season.pk,
+            player_id,
+            held[player_id],
+            entry,
+        )
 
 
 def _recent_since(season: Season, now: datetime) -> datetime:

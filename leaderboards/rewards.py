@@ -23,15 +23,34 @@ from . import selectors, store
 # The last rank a percentage tier reaches, over `players` ranked players.
 _PERCENT_LAST_RANK = "ceil(t.top_percent / 100.0 * %(players)s)::bigint"
 
-# Each standing of `standings` (player_id, rank) with the one tier it gets, if any.
+# Which tier of several matching ones a standing gets (see the module's docstring).
+_TIER_ORDER = "t.top_percent IS NOT NULL, t.rank_from DESC, t.rank_to, t.top_percent, t.id"
+
+# Each standing of `standings` (player_id, rank) with the one whole-board tier it gets, if any.
 _REWARD_PER_STANDING = f"""
     SELECT DISTINCT ON (a.player_id) a.player_id, a.rank, t.id AS tier_id, t.reward_code
     FROM ({{standings}}) a
-    JOIN seasons_rewardtier t ON t.board_id = %(board)s AND (
+    JOIN seasons_rewardtier t ON t.board_id = %(board)s AND t.segment_dimension = '' AND (
         (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
         OR (t.top_percent IS NOT NULL AND a.rank <= {_PERCENT_LAST_RANK}))
-    ORDER BY a.player_id, t.top_percent IS NOT NULL, t.rank_from DESC, t.rank_to,
-        t.top_percent, t.id
+    ORDER BY a.player_id, {_TIER_ORDER}
+"""
+
+# Each archived rank within a segment with the one tier of its dimension it gets, if any; a
+# percentage is of the segment's players.
+_SEGMENT_REWARDS = f"""
+    INSERT INTO seasons_seasonreward
+        (season_id, player_id, rank, reward_code, awarded_at, segment)
+    SELECT DISTINCT ON (a.player_id, a.segment)
+        %(season)s, a.player_id, a.rank, t.reward_code, %(now)s, a.segment
+    FROM (SELECT player_id, rank, segment, count(*) OVER (PARTITION BY segment) AS players
+          FROM leaderboards_archivedsegmentstanding WHERE season_id = %(season)s) a
+    JOIN seasons_rewardtier t ON t.board_id = %(board)s
+        AND t.segment_dimension = split_part(a.segment, ':', 1) AND (
+        (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
+        OR (t.top_percent IS NOT NULL
+            AND a.rank <= {_PERCENT_LAST_RANK.replace("%(players)s", "a.players")}))
+    ORDER BY a.player_id, a.segment, {_TIER_ORDER}
 """
 
 _ARCHIVE = "SELECT player_id, rank FROM seasons_archivedstanding WHERE season_id = %(season)s"
@@ -39,7 +58,8 @@ _GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s
 
 
 def season_rewards_award(*, season: Season, now: datetime) -> int:
-    """The close's step: one reward per archived player, from the archive; idempotent.
+    """The close's step: one reward per archived player from the whole board's tiers, and one
+    per segment they are ranked in from its dimension's tiers, from the archive; idempotent.
 
     The rewards of a close that stopped after writing them are replaced, in one transaction:
     the resumed close snapshotted the archive again, and its ranks may have moved since (a ban
@@ -59,7 +79,11 @@ def season_rewards_award(*, season: Season, now: datetime) -> int:
                 "players": season.archived_players or 0,
             },
         )
-        return cursor.rowcount
+        awarded = cursor.rowcount
+        cursor.execute(
+            _SEGMENT_REWARDS, {"season": season.pk, "now": now, "board": season.board_id}
+        )
+        return awarded + cursor.rowcount
 
 
 def _rewards_of(board_id: int, players: int, standings: list[tuple[str, int]]) -> dict[str, tuple]:

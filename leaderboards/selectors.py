@@ -249,16 +249,28 @@ def standing_entries(
 
 
 def top_page(
-    season: Season, *, as_of: datetime, total_players: int, entries: list[dict[str, Any]]
+    season: Season,
+    *,
+    as_of: datetime,
+    total_players: int,
+    entries: list[dict[str, Any]],
+    segment: str | None = None,
 ) -> dict[str, Any]:
-    """A page of the top: the REST answer's fields, and the socket's `top` message's."""
+    """A page of the top: the REST answer's fields, and the socket's `top` message's. Within a
+    segment, `total_players` is the segment's, and the answer names it."""
     return {
         "board": season.board.slug,
         "season": season.slug,
+        **_segment_named(segment),
         "as_of": as_of,
         "total_players": total_players,
         "entries": entries,
     }
+
+
+def _segment_named(segment: str | None) -> dict[str, str]:
+    """The `segment` field of an answer read within one (none for the whole board)."""
+    return {} if segment is None else {"segment": segment}
 
 
 def json_body(data: Any) -> str:
@@ -272,13 +284,20 @@ def percentile_of(rank: int, total: int) -> float:
 
 
 def standing_answer(
-    season: Season, player_id: str, total: int, standing: store.Standing, rank_style: str
+    season: Season,
+    player_id: str,
+    total: int,
+    standing: store.Standing,
+    rank_style: str,
+    segment: str | None = None,
 ) -> dict[str, Any]:
-    """A player's rank answer from what the store read (whichever server asked)."""
+    """A player's rank answer from what the store read (whichever server asked): within a
+    segment, the rank, total and percentile are the segment's."""
     return {
         "player_id": player_id,
         "board": season.board.slug,
         "season": season.slug,
+        **_segment_named(segment),
         "rank": rank_in_style(standing, rank_style),
         "points": points_of(standing.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
@@ -287,14 +306,14 @@ def standing_answer(
 
 
 def player_standing(
-    *, season: Season, player_id: str, rank_style: str = "ordinal"
+    *, season: Season, player_id: str, rank_style: str = "ordinal", segment: str | None = None
 ) -> dict[str, Any] | None:
     total, standing = standings_source(season).read_rank(
-        player_id, competition=rank_style == "competition"
+        player_id, competition=rank_style == "competition", segment=segment
     )
     if standing is None:
         return None
-    return standing_answer(season, player_id, total, standing, rank_style)
+    return standing_answer(season, player_id, total, standing, rank_style, segment)
 
 
 def around_answer(
@@ -305,33 +324,44 @@ def around_answer(
     standings: Sequence[store.Standing],
     rank_style: str,
     profiles: dict[str, tuple[str, str]] | None = None,
+    segment: str | None = None,
 ) -> dict[str, Any]:
     """A player's around-me answer from what the store read (whichever server asked)."""
     return {
-        **standing_answer(season, player_id, total, me, rank_style),
+        **standing_answer(season, player_id, total, me, rank_style, segment),
         "entries": standing_entries(season, standings, rank_style, profiles),
     }
 
 
 def player_around(
-    *, season: Season, player_id: str, n: int = 5, rank_style: str = "ordinal"
+    *,
+    season: Season,
+    player_id: str,
+    n: int = 5,
+    rank_style: str = "ordinal",
+    segment: str | None = None,
 ) -> dict[str, Any] | None:
     """The ranks around a player. Not cached: each player has their own window, so an answer
     kept for a second was almost never asked for again."""
     total, me, standings = standings_source(season).read_around(
-        player_id, n=n, competition=rank_style == "competition"
+        player_id, n=n, competition=rank_style == "competition", segment=segment
     )
     if me is None:
         return None
-    return around_answer(season, player_id, total, me, standings, rank_style)
+    return around_answer(season, player_id, total, me, standings, rank_style, segment=segment)
 
 
 def players_ranks(
-    *, season: Season, player_ids: Sequence[str], rank_style: str = "ordinal"
+    *,
+    season: Season,
+    player_ids: Sequence[str],
+    rank_style: str = "ordinal",
+    segment: str | None = None,
 ) -> dict[str, Any]:
-    """Rank and points of each player (null when they have no score), in one round trip."""
+    """Rank and points of each player (null when they have no score, or not in the segment), in
+    one round trip."""
     total, standings = standings_source(season).read_many(
-        player_ids, competition=rank_style == "competition"
+        player_ids, competition=rank_style == "competition", segment=segment
     )
     profiles = profiles_get(player_ids)
     lowest_first = season.board.lowest_first
@@ -354,6 +384,7 @@ def players_ranks(
     return {
         "board": season.board.slug,
         "season": season.slug,
+        **_segment_named(segment),
         "total_players": total,
         "entries": entries,
     }

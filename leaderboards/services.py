@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
@@ -27,6 +28,7 @@ from seasons.models import Season, SeasonState
 from seasons.scoring import composite_for, composite_sql
 
 from . import heals, live, store
+from .segments import ENTRY_SQL, segment_entries
 
 logger = logging.getLogger(__name__)
 
@@ -48,19 +50,25 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, shards FROM seasons_season WHERE id = ANY(%s) AND state <> %s",
+            "SELECT s.id, s.shards, b.segment_dimensions FROM seasons_season s"
+            " JOIN seasons_board b ON b.id = s.board_id WHERE s.id = ANY(%s) AND s.state <> %s",
             [sorted({change.season_id for change in changes}), SeasonState.CLOSED],
         )
-        shards_of_live = dict(cursor.fetchall())
-    live_changes = [c for c in changes if c.season_id in shards_of_live]
+        live_seasons = {season_id: (shards, dims) for season_id, shards, dims in cursor.fetchall()}
+    live_changes = [c for c in changes if c.season_id in live_seasons]
+    entries = _entries_by_season(
+        {c.season_id: live_seasons[c.season_id][1] for c in live_changes},
+        {c.player_id for c in live_changes},
+    )
     mirrored = store.mirror_standings(
         store.StandingWrite(
             season_id=c.season_id,
             player_id=c.player_id,
             composite=c.composite,
             worsening=c.worsening,
-            shards=shards_of_live[c.season_id],
+            shards=live_seasons[c.season_id][0],
             stamp=c.pending_id,
+            segments=entries[c.season_id].get(c.player_id, ""),
         )
         for c in live_changes
     )
@@ -78,6 +86,17 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             [sorted(c.pending_id for c in changes)],
         )
     return mirrored.written
+
+
+def _entries_by_season(
+    dimensions: dict[int, Sequence[str]], player_ids: Collection[str]
+) -> dict[int, dict[str, str]]:
+    """The players' segment entries on each season's board (by its dimensions), one query per
+    distinct set of dimensions (none for boards without)."""
+    by_dimensions: dict[tuple[str, ...], dict[str, str]] = {}
+    for dims in {tuple(d) for d in dimensions.values()}:
+        by_dimensions[dims] = segment_entries(player_ids, dims)
+    return {season_id: by_dimensions[tuple(dims)] for season_id, dims in dimensions.items()}
 
 
 def _seasons_not_whole(not_whole: dict[int, store.NotWhole]) -> None:
@@ -170,6 +189,13 @@ _FROM_TOTALS = """
         WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
     ORDER BY 2 DESC
 """
+# A live season of a board with segment dimensions: each row with the player's segment entry.
+_FROM_TOTALS_SEGMENTED = """
+    SELECT t.player_id, {composite}, {entry}
+    FROM matches_playertotal t JOIN matches_player p ON p.player_id = t.player_id
+    WHERE t.season_id = %(season)s AND p.banned_at IS NULL
+    ORDER BY 2 DESC
+"""
 _FROM_ARCHIVE = """
     SELECT player_id, {composite}
     FROM seasons_archivedstanding
@@ -180,7 +206,7 @@ _FROM_ARCHIVE = """
 
 def _season_composites(
     season: Season, *, from_archive: bool = False
-) -> Iterator[list[tuple[str, int]]]:
+) -> Iterator[list[tuple[Any, ...]]]:
     """Every player's composite score in the season, computed by PostgreSQL, in chunks.
 
     The arithmetic is seasons.scoring's, rendered into SQL, so ten million rows never pass
@@ -189,23 +215,41 @@ def _season_composites(
     as inserting in table order (measured on 2 million players).
     """
     board = season.board
-    composite = composite_sql(
-        points="points",
-        reached_at="reached_at",
-        starts_at="%s",
-        lowest_first="TRUE" if board.lowest_first else "FALSE",
-    )
-    source = _FROM_ARCHIVE if from_archive else _FROM_TOTALS
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(
-            source.format(composite=composite),  # the expression comes from fixed constants
-            [season.starts_at, season.id],
+    segmented = _rebuilt_segmented(season, from_archive)
+
+    def composite(starts_at: str) -> str:
+        return composite_sql(
+            points="points",
+            reached_at="reached_at",
+            starts_at=starts_at,
+            lowest_first="TRUE" if board.lowest_first else "FALSE",
         )
+
+    # The expressions come from fixed constants; the values are parameters.
+    if segmented:
+        query = _FROM_TOTALS_SEGMENTED.format(composite=composite("%(starts_at)s"), entry=ENTRY_SQL)
+        params: Any = {
+            "starts_at": season.starts_at,
+            "season": season.id,
+            "dimensions": list(board.segment_dimensions),
+        }
+    else:
+        source = _FROM_ARCHIVE if from_archive else _FROM_TOTALS
+        query = source.format(composite=composite("%s"))
+        params = [season.starts_at, season.id]
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.execute(query, params)
         while True:
             rows = cursor.fetchmany(REBUILD_CHUNK)
             if not rows:
                 return
             yield rows
+
+
+def _rebuilt_segmented(season: Season, from_archive: bool) -> bool:
+    """Whether the season's rebuild builds segment sets: a live season of a board with segment
+    dimensions. A closed season's reads of segments answer from its archive."""
+    return bool(season.board.segment_dimensions) and not from_archive
 
 
 def season_rebuild_standings(
@@ -225,6 +269,7 @@ def season_rebuild_standings(
             worsening=season.board.standings_worsen,
             on_chunk=on_progress,
             shards=season.shards,
+            segmented=_rebuilt_segmented(season, closed),
         )
         if closed:
             # Its keys are back: removed again once the board's retention says so.
@@ -280,9 +325,10 @@ def season_rebuild_by_operator(
 
 
 def player_standings_refresh(*, player_id: str) -> int:
-    """After a ban or an unban: take the player off every live board, or put them back exactly
-    as PostgreSQL has them, by the ban state PostgreSQL has now (so it may be repeated, and a
-    late one cannot undo a later change). Returns how many seasons were touched."""
+    """After a ban, an unban or new segment values: take the player off every live board, or
+    put them back exactly as PostgreSQL has them, in the segments PostgreSQL has them in, by the
+    state PostgreSQL has now (so it may be repeated, and a late one cannot undo a later change).
+    Returns how many seasons were touched."""
     # Taken before the totals are read: a correction stamped later may be missing from them,
     # and its value wins (see _standings_stamp).
     stamp = _standings_stamp()
@@ -299,6 +345,9 @@ def player_standings_refresh(*, player_id: str) -> int:
         store.players_ban(seasons, player_id)
         return len(totals)
     store.players_unban(seasons, player_id)
+    entries = _entries_by_season(
+        {total.season_id: total.season.board.segment_dimensions for total in totals}, [player_id]
+    )
     store.write_standings(
         store.StandingWrite(
             season_id=total.season_id,
@@ -312,6 +361,7 @@ def player_standings_refresh(*, player_id: str) -> int:
             worsening=total.season.board.standings_worsen,
             shards=total.season.shards,
             stamp=stamp,
+            segments=entries[total.season_id].get(player_id, ""),
         )
         for total in totals
     )
@@ -432,8 +482,14 @@ def player_standing_correct(*, season_id: int, player_id: str) -> bool:
                 lowest_first=season.board.lowest_first,
             )
         )
+        entries = segment_entries([player_id], season.board.segment_dimensions)
         written = store.standing_correct(
-            season_id, player_id, composite, stamp=stamp, shards=season.shards
+            season_id,
+            player_id,
+            composite,
+            stamp=stamp,
+            shards=season.shards,
+            segments=entries.get(player_id, ""),
         )
     live.standings_changed([season_id])
     return written

@@ -35,7 +35,12 @@ def _now_ms() -> int:
 
 
 def top_answer(
-    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
+    *,
+    season: Season,
+    offset: int = 0,
+    limit: int = 10,
+    rank_style: str = "ordinal",
+    segment: str | None = None,
 ) -> store.SharedAnswer:
     """Ranks offset+1 .. offset+limit as the API's JSON body, with its validator.
 
@@ -44,11 +49,13 @@ def top_answer(
     readers of the top 100 cost a build a second in all and a Redis read a second per process,
     and any HTTP cache in front can keep the answer for the same window (top_answer_headers)."""
     if settings.LEADERBOARD_TOP_CACHE_SECONDS <= 0:
-        return _top_build(season, offset, limit, rank_style, seconds=0)
-    answer = top_pages_cache.peek((season.pk, offset, limit, rank_style))
+        return _top_build(season, offset, limit, rank_style, segment, seconds=0)
+    answer = top_pages_cache.peek((season.pk, offset, limit, rank_style, segment))
     if answer is not None and answer.expires_at_ms > _now_ms():
         return answer
-    return top_answer_renewed(season=season, offset=offset, limit=limit, rank_style=rank_style)
+    return top_answer_renewed(
+        season=season, offset=offset, limit=limit, rank_style=rank_style, segment=segment
+    )
 
 
 def top_answer_renewing_due(answer: store.SharedAnswer) -> bool:
@@ -57,28 +64,41 @@ def top_answer_renewing_due(answer: store.SharedAnswer) -> bool:
 
 
 def top_answer_renewed(
-    *, season: Season, offset: int, limit: int, rank_style: str
+    *, season: Season, offset: int, limit: int, rank_style: str, segment: str | None = None
 ) -> store.SharedAnswer:
     """The shared answer while it has more than half its life left, else a new one built and
     shared in its place (a process builds when its own copy is half-way: readers never wait
     for one; two processes half-way at the same moment may both build, the later one stays);
     kept in this process's memory either way."""
-    shared_key = store.top_answer_key(season.pk, offset=offset, limit=limit, rank_style=rank_style)
+    shared_key = store.top_answer_key(
+        season.pk, offset=offset, limit=limit, rank_style=rank_style, segment=segment
+    )
     answer = store.shared_answer_get(shared_key)
     if answer is None or top_answer_renewing_due(answer):
         answer = _top_build(
-            season, offset, limit, rank_style, seconds=settings.LEADERBOARD_TOP_CACHE_SECONDS
+            season,
+            offset,
+            limit,
+            rank_style,
+            segment,
+            seconds=settings.LEADERBOARD_TOP_CACHE_SECONDS,
         )
         store.shared_answer_put(shared_key, answer)
-    top_pages_cache.put((season.pk, offset, limit, rank_style), answer)
+    top_pages_cache.put((season.pk, offset, limit, rank_style, segment), answer)
     return answer
 
 
 def _top_build(
-    season: Season, offset: int, limit: int, rank_style: str, *, seconds: float
+    season: Season,
+    offset: int,
+    limit: int,
+    rank_style: str,
+    segment: str | None,
+    *,
+    seconds: float,
 ) -> store.SharedAnswer:
     total, standings = standings_source(season).read_page(
-        offset=offset, limit=limit, competition=rank_style == "competition"
+        offset=offset, limit=limit, competition=rank_style == "competition", segment=segment
     )
     now = timezone.now()
     body = json_body(
@@ -87,6 +107,7 @@ def _top_build(
             as_of=now,
             total_players=total,
             entries=standing_entries(season, standings, rank_style),
+            segment=segment,
         )
     )
     built_at_ms = int(now.timestamp() * 1000)
@@ -119,8 +140,15 @@ def top_answer_matches(answer: store.SharedAnswer, if_none_match: str | None) ->
 
 
 def leaderboard_top(
-    *, season: Season, offset: int = 0, limit: int = 10, rank_style: str = "ordinal"
+    *,
+    season: Season,
+    offset: int = 0,
+    limit: int = 10,
+    rank_style: str = "ordinal",
+    segment: str | None = None,
 ) -> dict[str, Any]:
     """The top page as data (the player pages), read from the same shared answer as the API."""
-    answer = top_answer(season=season, offset=offset, limit=limit, rank_style=rank_style)
+    answer = top_answer(
+        season=season, offset=offset, limit=limit, rank_style=rank_style, segment=segment
+    )
     return json.loads(answer.body)

@@ -72,6 +72,11 @@ class Player(models.Model):
         # Indexed below for clan members only: most players are in no clan.
         db_index=False,
     )
+    # How many times the player's segment values changed: the stamp of the values' copies in
+    # Redis, so a copy read before a change never replaces one read after it. A default in the
+    # database too: the write path inserts new players with SQL of its own. (No check of its
+    # sign: adding one would scan the whole players table under lock.)
+    segments_changes = models.BigIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -235,12 +240,13 @@ class PendingStanding(models.Model):
 
 
 class PendingPlayerRefresh(models.Model):
-    """The outbox of bans: a player whose ban, unban or lifted temporary ban committed here and
-    whose live boards Redis may not show so yet.
+    """The outbox of bans and segment changes: a player whose ban, unban, lifted temporary ban or
+    new segment values committed here and whose live boards Redis may not show so yet.
 
-    The ban's transaction writes the row (one per player, so changes made before a refresh
-    runs make one refresh); the refresh reads the player's ban state from PostgreSQL when it
-    runs, not the one of the change that queued it, and deletes the row once Redis holds it.
+    The change's transaction writes the row (one per player, so changes made before a refresh
+    runs make one refresh); the refresh reads the player's ban state and segment values from
+    PostgreSQL when it runs, not the ones of the change that queued it, and deletes the row once
+    Redis holds them.
     A refresh lost with its task or met by a Redis error leaves the row for the sweep.
     """
 

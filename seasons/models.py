@@ -166,13 +166,19 @@ class Board(models.Model):
 
     def _rules_unchanged_while_running(self) -> None:
         """Scoring rules apply to a whole season: a season that already has standings keeps the
-        rules it started with, so they cannot change while one is running or closing."""
+        rules it started with, so they cannot change while one is running or closing. So do its
+        segment dimensions: its segments' sets in Redis were built with them."""
         if self.pk is None:
             return
-        before = Board.objects.filter(pk=self.pk).values("score_operator", "sort_order").first()
+        before = (
+            Board.objects.filter(pk=self.pk)
+            .values("score_operator", "sort_order", "segment_dimensions")
+            .first()
+        )
         if before is None or (
             before["score_operator"] == self.score_operator
             and before["sort_order"] == self.sort_order
+            and before["segment_dimensions"] == list(self.segment_dimensions)
         ):
             return
         # `totals`: the write path's per-season totals (matches), reached through the relation
@@ -181,7 +187,7 @@ class Board(models.Model):
         scored = next((season for season in running if season.totals.exists()), None)
         if scored is not None:
             raise ValidationError(
-                "The scoring rules cannot change while season "
+                "The scoring rules and segment dimensions cannot change while season "
                 f"'{scored.slug}' ({scored.name}) has scores: its standings were computed with "
                 "the current rules. Change them once it is closed, before the next season gets "
                 "its first result, or create a new board with the new rules."
@@ -429,6 +435,16 @@ class RewardTier(models.Model):
         validators=[MinValueValidator(0), MaxValueValidator(100)],
         help_text="Instead of a rank range: the best this percent of players.",
     )
+    # A tier of one of the board's segment dimensions ranks within each of its values: "1-100 of
+    # `country`" rewards the top 100 of each country. Empty: the whole board.
+    segment_dimension = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        validators=[dimension_validator],
+        help_text="Empty for the whole board, or one of its segment dimensions: the ranks are "
+        "then within each value of it (the top 100 of each country).",
+    )
 
     class Meta:
         ordering = ["board", "rank_from", "top_percent"]
@@ -459,12 +475,19 @@ class RewardTier(models.Model):
         ]
 
     def __str__(self) -> str:
+        within = f" of each {self.segment_dimension}" if self.segment_dimension else ""
         if self.top_percent is not None:
-            return f"top {self.top_percent}%: {self.reward_code}"
-        return f"#{self.rank_from}-{self.rank_to}: {self.reward_code}"
+            return f"top {self.top_percent}%{within}: {self.reward_code}"
+        return f"#{self.rank_from}-{self.rank_to}{within}: {self.reward_code}"
 
     def clean(self) -> None:
         super().clean()
+        if self.segment_dimension and self.segment_dimension not in (
+            self.board.segment_dimensions if self.board_id else []
+        ):
+            raise ValidationError(
+                {"segment_dimension": "Name one of the board's segment dimensions."}
+            )
         if self.top_percent is not None:
             if self.rank_from is not None or self.rank_to is not None:
                 raise ValidationError("Give either a rank range or a top percentage, not both.")

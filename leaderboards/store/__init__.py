@@ -46,7 +46,7 @@ from .claims import (
     season_job_run_claim,
 )
 from .database import delete_prefixed_keys, identity_claim, identity_current, ping
-from .keys import shard_of, standings_key
+from .keys import season_keys, shard_of, standings_key
 from .reads import (
     aplayer_banned_in,
     aread_around,
@@ -69,6 +69,7 @@ from .reconciliation import (
     reconcile_scan_cursor,
     reconcile_scan_cursor_set,
     scan_standings,
+    segment_entries_held,
 )
 from .rows import BatchRead, Standing
 from .whole import StandingsNotWhole, standings_mark_whole, standings_whole
@@ -131,6 +132,8 @@ __all__ = [
     "reconcile_scan_cursor_set",
     "remove_players",
     "scan_standings",
+    "season_keys",
+    "segment_entries_held",
     "scores_of",
     "season_banned_players",
     "season_job_done",

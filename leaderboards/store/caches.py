@@ -25,8 +25,11 @@ class SharedAnswer:
     expires_at_ms: int
 
 
-def top_answer_key(season_id: int, *, offset: int, limit: int, rank_style: str) -> str:
-    return season_key(season_id, f"top:{offset}:{limit}:{rank_style}")
+def top_answer_key(
+    season_id: int, *, offset: int, limit: int, rank_style: str, segment: str | None = None
+) -> str:
+    within = "" if segment is None else f":{segment}"
+    return season_key(season_id, f"top:{offset}:{limit}:{rank_style}{within}")
 
 
 def _shared_answer(raw: str | None) -> SharedAnswer | None:

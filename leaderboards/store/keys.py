@@ -7,14 +7,32 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from django.conf import settings
 from redis.crc import key_slot
 
 
-def standings_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
-    """The sorted set of a season's standings (of one of its shards)."""
-    return _shard_key(season_id, shards, shard, "standings")
+def standings_key(
+    season_id: int, shards: int = 1, shard: int = 0, segment: str | None = None
+) -> str:
+    """The sorted set of a season's standings (of one of its shards), or of one segment of them
+    (`segment` "dimension:value", see "Segments" below)."""
+    key = _shard_key(season_id, shards, shard, "standings")
+    return key if segment is None else segment_key(key, segment)
+
+
+# --- Segments -----------------------------------------------------------------------------------
+# A board that declares segment dimensions (country, platform) keeps, beside each shard's set, one
+# set per value of each dimension: `<set>:country:DE`, named after the set it slices so it shares
+# the set's slot, and a set being rebuilt has its own (`<build set>:country:DE`). Each member's
+# values are kept in a hash beside the set (player -> "<stamp>|DE|pc", in the board's order of
+# dimensions), and the "dimension:value" names in use in a set, so a swap or a deletion finds
+# every segment set. The scripts build the segment sets' names from the set's (scripts.py).
+
+
+def segment_key(standings: str, segment: str) -> str:
+    return f"{standings}:{segment}"
 
 
 def season_key(season_id: int, name: str) -> str:
@@ -66,29 +84,49 @@ def whole_key(season_id: int, shards: int = 1, shard: int = 0) -> str:
     return _shard_key(season_id, shards, shard, "whole")
 
 
-def season_keys(season_id: int, shards: int = 1, shard: int = 0) -> list[str]:
-    """The keys the mirror's and the rebuild's scripts touch, all in the shard's slot: the live
-    set, the banned players, the marker of a rebuild in progress, the set it builds, the
-    marker of a whole set, the corrected players (see "Corrections" at scripts.CORRECT) and the
-    players corrected while the rebuild runs."""
-    return [
+class ShardKeys(NamedTuple):
+    """The keys the writes' scripts touch, all in the shard's slot, in the order the scripts
+    name them (KEYS[1] ... KEYS[11])."""
+
+    standings: str  # the live set
+    banned: str  # the banned players
+    rebuilding: str  # the marker of a rebuild in progress
+    rebuild: str  # the set it builds
+    whole: str  # the marker of a whole set
+    corrected: str  # the corrected players (see "Corrections" at scripts.CORRECT)
+    rebuild_corrected: str  # the players corrected while the rebuild runs
+    segments: str  # each member's segment values (see "Segments" above)
+    rebuild_segments: str  # the same, of the set being built
+    segment_names: str  # the "dimension:value" names in use in the live set
+    rebuild_segment_names: str  # the same, in the set being built
+
+
+def season_keys(season_id: int, shards: int = 1, shard: int = 0) -> ShardKeys:
+    def key(name: str) -> str:
+        return _shard_key(season_id, shards, shard, name)
+
+    return ShardKeys(
         standings_key(season_id, shards, shard),
         banned_key(season_id, shards, shard),
-        _shard_key(season_id, shards, shard, "rebuilding"),
-        _shard_key(season_id, shards, shard, "rebuild"),
+        key("rebuilding"),
+        key("rebuild"),
         whole_key(season_id, shards, shard),
-        _shard_key(season_id, shards, shard, "corrected"),
-        _shard_key(season_id, shards, shard, "rebuild-corrected"),
-    ]
+        key("corrected"),
+        key("rebuild-corrected"),
+        key("segments"),
+        key("rebuild-segments"),
+        key("segment-names"),
+        key("rebuild-segment-names"),
+    )
 
 
-def player_keys(season_id: int, shards: int, player_id: str) -> list[str]:
+def player_keys(season_id: int, shards: int, player_id: str) -> ShardKeys:
     return season_keys(season_id, shards, shard_of(player_id, shards))
 
 
-def standings_keys(season_id: int, shards: int) -> list[str]:
-    """The live set of every shard."""
-    return [standings_key(season_id, shards, shard) for shard in range(shards)]
+def standings_keys(season_id: int, shards: int, segment: str | None = None) -> list[str]:
+    """The live set of every shard (or their sets of one segment)."""
+    return [standings_key(season_id, shards, shard, segment) for shard in range(shards)]
 
 
 def by_shard(player_ids: Iterable[str], shards: int) -> dict[int, list[str]]:

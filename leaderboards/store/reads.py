@@ -53,13 +53,14 @@ def read_page(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, list[Standing]]:
     """Ranks offset+1 .. offset+limit, best first, and the board's size. With `whole`, raises
     StandingsNotWhole where the season's standings are not marked whole (the same below)."""
     if shards > 1:
-        plan = page_plan(season_id, shards, offset, limit, competition)
+        plan = page_plan(season_id, shards, offset, limit, competition, segment=segment)
         return run_plan(whole_checked(plan, season_id, shards, whole), shared)
-    call = page_call(season_id, offset, limit, competition, whole)
+    call = page_call(season_id, offset, limit, competition, whole, segment)
     return page_reply(offset, read_script(call, shared))
 
 
@@ -71,11 +72,12 @@ def read_rank(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, Standing | None]:
     if shards > 1:
-        plan = rank_plan(season_id, shards, player_id, competition)
+        plan = rank_plan(season_id, shards, player_id, competition, segment=segment)
         return run_plan(whole_checked(plan, season_id, shards, whole), shared)
-    call = rank_call(season_id, player_id, competition, whole)
+    call = rank_call(season_id, player_id, competition, whole, segment)
     return rank_reply(player_id, read_script(call, shared))
 
 
@@ -88,11 +90,12 @@ def read_around(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, Standing | None, list[Standing]]:
     if shards > 1:
-        plan = around_plan(season_id, shards, player_id, n, competition)
+        plan = around_plan(season_id, shards, player_id, n, competition, segment=segment)
         return run_plan(whole_checked(plan, season_id, shards, whole), shared)
-    call = around_call(season_id, player_id, n, competition, whole)
+    call = around_call(season_id, player_id, n, competition, whole, segment)
     return around_reply(player_id, read_script(call, shared))
 
 
@@ -103,16 +106,17 @@ def read_many(
     competition: bool = True,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, list[Standing | None]]:
     if shards > 1:
-        plan = many_plan(season_id, shards, player_ids, competition)
+        plan = many_plan(season_id, shards, player_ids, competition, segment=segment)
         return run_plan(whole_checked(plan, season_id, shards, whole), False)
     if not player_ids:
         readable_or_raise(season_id, 1, whole)
-        return board_size(season_id), []
+        return board_size(season_id, segment=segment), []
     with whole_or_raise():
         size, rows = script_run(
-            read_call(READ_MANY, season_id, whole, [flag(competition), *player_ids])
+            read_call(READ_MANY, season_id, whole, [flag(competition), *player_ids], segment)
         )
     out: list[Standing | None] = []
     for player_id, (rank, score, better) in zip(player_ids, rows, strict=True):
@@ -132,22 +136,23 @@ def read_batch(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> BatchRead:
     """The top, many players' ordinal ranks and several around-me windows of one season, in one
     round trip (the live ticker's read). Each part is read atomically; the parts may be a few
     commands apart, which a reader that looks again on the next change tolerates. (A sharded
     board's parts are read one after the other, each in its few steps.)"""
     if shards > 1:
-        plan = batch_plan(season_id, shards, top, player_ids, arounds)
+        plan = batch_plan(season_id, shards, top, player_ids, arounds, segment=segment)
         return run_plan(whole_checked(plan, season_id, shards, whole), shared)
-    key = standings_key(season_id)
+    key = standings_key(season_id, segment=segment)
     calls = []
     if top > 0:
-        calls.append(read_call(READ_PAGE, season_id, whole, [0, top - 1, flag(False)]))
+        calls.append(read_call(READ_PAGE, season_id, whole, [0, top - 1, flag(False)], segment))
     chunks = [player_ids[i : i + BATCH_CHUNK] for i in range(0, len(player_ids), BATCH_CHUNK)]
-    calls += [read_call(READ_RANKS, season_id, whole, list(chunk)) for chunk in chunks]
+    calls += [read_call(READ_RANKS, season_id, whole, list(chunk), segment) for chunk in chunks]
     calls += [
-        read_call(READ_AROUND, season_id, whole, [player_id, n, flag(False)])
+        read_call(READ_AROUND, season_id, whole, [player_id, n, flag(False)], segment)
         for player_id, n in arounds
     ]
     commands = [*map(evalsha, calls), ("ZCARD", key)]
@@ -174,25 +179,30 @@ def read_batch(
 
 
 def iter_standings(
-    season_id: int, *, page_size: int = 1000, shards: int = 1, whole: bool = False
+    season_id: int,
+    *,
+    page_size: int = 1000,
+    shards: int = 1,
+    whole: bool = False,
+    segment: str | None = None,
 ) -> Iterable[list[Standing]]:
-    """Walk the whole board by rank in pages (for archiving and checks)."""
+    """Walk the whole board (or a segment of it) by rank in pages (for archiving and checks)."""
     readable_or_raise(season_id, shards, whole)
     if shards > 1:
-        yield from iter_sharded(season_id, shards, page_size)
+        yield from iter_sharded(season_id, shards, page_size, segment=segment)
         return
     offset = 0
     while True:
-        _, page = read_page(season_id, offset=offset, limit=page_size)
+        _, page = read_page(season_id, offset=offset, limit=page_size, segment=segment)
         if not page:
             return
         yield page
         offset += len(page)
 
 
-def board_size(season_id: int, *, shards: int = 1) -> int:
-    """Players on the board: the sum of the shards' sizes."""
-    keys = standings_keys(season_id, shards)
+def board_size(season_id: int, *, shards: int = 1, segment: str | None = None) -> int:
+    """Players on the board (or in a segment of it): the sum of the shards' sizes."""
+    keys = standings_keys(season_id, shards, segment)
     return sum(int(size) for size in commands_run([("ZCARD", key) for key in keys]))
 
 
@@ -202,11 +212,15 @@ def standings_exist(season_id: int, *, shards: int = 1) -> bool:
     return any(int(found) for found in commands_run([("EXISTS", key) for key in keys]))
 
 
-def scores_of(season_id: int, player_ids: Sequence[str], *, shards: int = 1) -> list[int | None]:
+def scores_of(
+    season_id: int, player_ids: Sequence[str], *, shards: int = 1, segment: str | None = None
+) -> list[int | None]:
     if not player_ids:
         return []
     groups = by_shard(player_ids, shards)
-    commands = [("ZMSCORE", standings_key(season_id, shards, i), *ids) for i, ids in groups.items()]
+    commands = [
+        ("ZMSCORE", standings_key(season_id, shards, i, segment), *ids) for i, ids in groups.items()
+    ]
     found: dict[str, Any] = {}
     for ids, scores in zip(groups.values(), commands_run(commands), strict=True):
         found.update(zip(ids, scores, strict=True))
@@ -247,12 +261,13 @@ async def aread_rank(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, Standing | None]:
     """read_rank from the event loop."""
     if shards > 1:
-        plan = rank_plan(season_id, shards, player_id, competition)
+        plan = rank_plan(season_id, shards, player_id, competition, segment=segment)
         return await arun_plan(whole_checked(plan, season_id, shards, whole), shared)
-    call = rank_call(season_id, player_id, competition, whole)
+    call = rank_call(season_id, player_id, competition, whole, segment)
     return rank_reply(player_id, await aread_script(call, shared))
 
 
@@ -265,10 +280,11 @@ async def aread_around(
     shared: bool = False,
     shards: int = 1,
     whole: bool = False,
+    segment: str | None = None,
 ) -> tuple[int, Standing | None, list[Standing]]:
     """read_around from the event loop."""
     if shards > 1:
-        plan = around_plan(season_id, shards, player_id, n, competition)
+        plan = around_plan(season_id, shards, player_id, n, competition, segment=segment)
         return await arun_plan(whole_checked(plan, season_id, shards, whole), shared)
-    call = around_call(season_id, player_id, n, competition, whole)
+    call = around_call(season_id, player_id, n, competition, whole, segment)
     return around_reply(player_id, await aread_script(call, shared))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from config.building_blocks.redis import client, commands_run
 
-from .keys import checked_through_keys, season_key, standings_key
+from .keys import by_shard, checked_through_keys, season_key, season_keys, standings_key
 
 
 def scan_standings(
@@ -24,6 +24,23 @@ def scan_standings(
         # This shard is done: the next one from its start, or the end of the whole scan.
         return (shard + 1 if shard + 1 < shards else 0), found
     return int(next_cursor) * shards + shard, found
+
+
+def segment_entries_held(
+    season_id: int, player_ids: list[str], *, shards: int = 1
+) -> dict[str, str | None]:
+    """The segment entry Redis holds for each player (None for none), one HMGET a shard."""
+    groups = by_shard(player_ids, shards)
+    replies = commands_run(
+        [
+            ("HMGET", season_keys(season_id, shards, shard).segments, *ids)
+            for shard, ids in groups.items()
+        ]
+    )
+    held: dict[str, str | None] = {}
+    for ids, entries in zip(groups.values(), replies, strict=True):
+        held.update(zip(ids, entries, strict=True))
+    return held
 
 
 def reconcile_scan_cursor(season_id: int) -> int:

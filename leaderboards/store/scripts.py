@@ -117,10 +117,68 @@ return out
 )
 
 # --- Writes (writes.py) ---------------------------------------------------------------------------
+# The writes name a shard's keys in keys.ShardKeys' order: KEYS[1] the live set, [2] the banned
+# players, [3] the rebuild's marker, [4] the set it builds, [5] the whole marker, [6] the corrected
+# players, [7] those corrected while the rebuild runs, [8] the members' segment values, [9] those
+# of the set being built, [10] and [11] the segment names in use in either.
+
+# Segments (keys.py, "Segments"). A member's entry is "<stamp>|country:DE|platform:pc": its
+# values in the board's dimensions as PostgreSQL had them when read, stamped with the player's
+# count of segment changes, so an entry read before a change never replaces one read after it
+# (a mirror task that read PostgreSQL before the change and writes after the refresh). An entry
+# "" is none known (the board declares no dimensions, or the player never had values).
+# `segments_follow` keeps one side's segment sets (the live set's, or the set being built's) on
+# what that set holds: a newer entry moves the member out of its old segments and into the new,
+# then each segment set of its current values gets the member's score in the set exactly (or
+# loses the member, off the set: banned, voided).
+_LUA_SEGMENTS = """
+local function segment_names(entry)
+  local names = {}
+  for name in string.gmatch(entry, '|([^|]+)') do names[#names + 1] = name end
+  return names
+end
+local function segments_follow(set, values, names, member, entry)
+  local held = redis.call('HGET', values, member)
+  local current = held
+  if entry ~= '' and (not held or
+      tonumber(string.match(entry, '^%d+')) > tonumber(string.match(held, '^%d+'))) then
+    if held then
+      for _, name in ipairs(segment_names(held)) do
+        redis.call('ZREM', set .. ':' .. name, member)
+      end
+    end
+    redis.call('HSET', values, member, entry)
+    for _, name in ipairs(segment_names(entry)) do redis.call('SADD', names, name) end
+    current = entry
+  end
+  if not current then return end
+  local score = redis.call('ZSCORE', set, member)
+  for _, name in ipairs(segment_names(current)) do
+    if score then
+      redis.call('ZADD', set .. ':' .. name, score, member)
+    else
+      redis.call('ZREM', set .. ':' .. name, member)
+    end
+  end
+end
+local function live_follow(member, entry)
+  if entry ~= '' or redis.call('EXISTS', KEYS[8]) == 1 then
+    segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry)
+  end
+end
+local function build_follow(member, entry)
+  if entry ~= '' or redis.call('EXISTS', KEYS[9]) == 1 then
+    segments_follow(KEYS[4], KEYS[9], KEYS[11], member, entry)
+  end
+end
+"""
 
 # Replace a member's score only if it still holds what the caller saw ("" = absent), so a
-# repair never overwrites a newer score the mirror wrote in between.
-COMPARE_AND_SET = """
+# repair never overwrites a newer score the mirror wrote in between; its segment sets follow,
+# moved by the entry (ARGV[4]) if newer than the one held.
+COMPARE_AND_SET = (
+    _LUA_SEGMENTS
+    + """
 local current = redis.call('ZSCORE', KEYS[1], ARGV[1])
 local expected = ARGV[2]
 if expected == '' then
@@ -133,22 +191,27 @@ if ARGV[3] == '' then
 else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
+live_follow(ARGV[1], ARGV[4])
 return 1
 """
+)
 
 
-# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score, stamp triples.
-# Banned players are skipped, and so is a write older than the member's correction (its stamp
-# below the correction's, see CORRECT); while a rebuild runs (KEYS[3] exists) the set it builds
-# gets the write too, so a result committed after the rebuild read PostgreSQL is not lost by the
-# swap. Returns what it wrote, the set's "whole" marker (KEYS[5]: the identity of the database
-# that marked it, or false) and a member it wrote (or false).
-MIRROR = """
+# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score, stamp, entry
+# quadruples. Banned players are skipped, and so is a write older than the member's correction
+# (its stamp below the correction's, see CORRECT); while a rebuild runs (KEYS[3] exists) the set
+# it builds gets the write too, so a result committed after the rebuild read PostgreSQL is not
+# lost by the swap. The member's segment sets follow (see "Segments"). Returns what it wrote, the
+# set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false) and a
+# member it wrote (or false).
+MIRROR = (
+    _LUA_SEGMENTS
+    + """
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
 local corrected = redis.call('EXISTS', KEYS[6]) == 1
 local written = 0
 local one = false
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV, 4 do
   local member = ARGV[i]
   local current = true
   if corrected then
@@ -157,24 +220,31 @@ for i = 2, #ARGV, 3 do
   end
   if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
     redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
-    if rebuilding then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member) end
+    live_follow(member, ARGV[i + 3])
+    if rebuilding then
+      redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member)
+      build_follow(member, ARGV[i + 3])
+    end
     written = written + 1
     one = member
   end
 end
 return {written, redis.call('GET', KEYS[5]), one}
 """
+)
 
 # Corrections. A correction (a voided result) sets the member's score exactly, whichever way it
-# moves, or removes the member (ARGV[2] ""), in the live set and in any set being rebuilt; a
-# banned player is left off. Older copies of the member's standing may still be on their way: an
-# outbox row committed before the void, a mirror task redelivered, a rebuild's snapshot read
-# before it. So the correction leaves its stamp (ARGV[3], a value of the outbox's id sequence
-# taken while no write of the season could commit: leaderboards/services.py) in the shard's
-# corrected players (KEYS[6]): the mirror skips the member's writes stamped below it, and the
-# rebuild skips the member's snapshot rows once corrected during it (KEYS[7]). A correction
-# older than the one stored changes nothing (0).
-CORRECT = """
+# moves, or removes the member (ARGV[2] ""), in the live set and in any set being rebuilt, with
+# its segment sets (ARGV[4] its entry); a banned player is left off. Older copies of the
+# member's standing may still be on their way: an outbox row committed before the void, a
+# mirror task redelivered, a rebuild's snapshot read before it. So the correction leaves its
+# stamp (ARGV[3], a value of the outbox's id sequence taken while no write of the season could
+# commit: leaderboards/services.py) in the shard's corrected players (KEYS[6]): the mirror skips
+# the member's writes stamped below it, and the rebuild skips the member's snapshot rows once
+# corrected during it (KEYS[7]). A correction older than the one stored changes nothing (0).
+CORRECT = (
+    _LUA_SEGMENTS
+    + """
 local since = redis.call('HGET', KEYS[6], ARGV[1])
 if since and tonumber(since) >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
@@ -188,62 +258,120 @@ else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
   if rebuilding then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
 end
+live_follow(ARGV[1], ARGV[4])
+if rebuilding then build_follow(ARGV[1], ARGV[4]) end
 return 1
 """
+)
 
-# A chunk of the rebuild's snapshot into the set it builds (KEYS[1]), by ARGV[1] (GT or LT),
-# then score, member pairs; ARGV[2] is how long the set may live. Members corrected since the
-# rebuild began (KEYS[2]) are skipped: the correction read PostgreSQL after the snapshot, or
-# the snapshot's copy would undo it. ZADD takes the pairs 500 at a time (Lua's unpack).
-BUILD = """
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  for i = 3, #ARGV, 1000 do
-    redis.call('ZADD', KEYS[1], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+# A chunk of the rebuild's snapshot into the set it builds (KEYS[4]), by ARGV[1] (GT or LT);
+# ARGV[2] is how long the set may live; ARGV[3] '1' when the rows carry segment entries. Then
+# score, member pairs (score, member, entry triples with entries). Members corrected since the
+# rebuild began (KEYS[7]) are skipped: the correction read PostgreSQL after the snapshot, or the
+# snapshot's copy would undo it. Without entries or corrections ZADD takes the pairs 500 at a
+# time (Lua's unpack).
+BUILD = (
+    _LUA_SEGMENTS
+    + """
+local any_corrected = redis.call('EXISTS', KEYS[7]) == 1
+local function corrected(member)
+  return any_corrected and redis.call('SISMEMBER', KEYS[7], member) == 1
+end
+if ARGV[3] == '1' then
+  for i = 4, #ARGV, 3 do
+    if not corrected(ARGV[i + 1]) then
+      redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i], ARGV[i + 1])
+      build_follow(ARGV[i + 1], ARGV[i + 2])
+    end
+  end
+  for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
+    redis.call('EXPIRE', KEYS[4] .. ':' .. name, ARGV[2])
+  end
+  redis.call('EXPIRE', KEYS[9], ARGV[2])
+  redis.call('EXPIRE', KEYS[11], ARGV[2])
+elseif not any_corrected then
+  for i = 4, #ARGV, 1000 do
+    redis.call('ZADD', KEYS[4], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
 else
   local batch = {}
-  for i = 3, #ARGV, 2 do
-    if redis.call('SISMEMBER', KEYS[2], ARGV[i + 1]) == 0 then
+  for i = 4, #ARGV, 2 do
+    if not corrected(ARGV[i + 1]) then
       batch[#batch + 1] = ARGV[i]
       batch[#batch + 1] = ARGV[i + 1]
     end
     if #batch >= 1000 or (i + 2 > #ARGV and #batch > 0) then
-      redis.call('ZADD', KEYS[1], ARGV[1], unpack(batch))
+      redis.call('ZADD', KEYS[4], ARGV[1], unpack(batch))
       batch = {}
     end
   end
 end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[4], ARGV[2])
 return 1
 """
+)
 
-# A ban: remembered for the mirror, and the player off the live set and any set being rebuilt.
-BAN = """
+# A ban: remembered for the mirror, and the player off the live set and any set being rebuilt,
+# and off their segment sets.
+BAN = (
+    _LUA_SEGMENTS
+    + """
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
+live_follow(ARGV[1], '')
+build_follow(ARGV[1], '')
 return 1
 """
+)
 
 # The rebuild's swap: the built set replaces the live one (the old one is freed in the
-# background), minus players banned while it was built; the rebuild's marker goes, so the mirror
-# writes the live set alone again, and the set is marked whole (built from PostgreSQL) with this
-# database's identity (ARGV[1]). Without the rebuild's marker the build set lost its start with
-# its Redis (restarted meanwhile): no swap.
-SWAP = """
+# background), minus players banned while it was built, and so do its segment sets, values and
+# names; the rebuild's marker goes, so the mirror writes the live set alone again, and the set is
+# marked whole (built from PostgreSQL) with this database's identity (ARGV[1]). Without the
+# rebuild's marker the build set lost its start with its Redis (restarted meanwhile): no swap.
+SWAP = (
+    _LUA_SEGMENTS
+    + """
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return redis.error_reply('REBUILDLOST the set being built was lost with its Redis')
 end
 local banned = redis.call('SMEMBERS', KEYS[2])
-for i = 1, #banned do redis.call('ZREM', KEYS[4], banned[i]) end
+for i = 1, #banned do
+  redis.call('ZREM', KEYS[4], banned[i])
+  build_follow(banned[i], '')
+end
 redis.call('DEL', KEYS[3])
-redis.call('UNLINK', KEYS[1])
-if redis.call('EXISTS', KEYS[4]) == 1 then
-  redis.call('RENAME', KEYS[4], KEYS[1])
-  redis.call('PERSIST', KEYS[1])
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[10])) do
+  redis.call('UNLINK', KEYS[1] .. ':' .. name)
+end
+redis.call('UNLINK', KEYS[1], KEYS[8], KEYS[10])
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
+  if redis.call('EXISTS', KEYS[4] .. ':' .. name) == 1 then
+    redis.call('RENAME', KEYS[4] .. ':' .. name, KEYS[1] .. ':' .. name)
+    redis.call('PERSIST', KEYS[1] .. ':' .. name)
+  end
+end
+for i, live in ipairs({KEYS[1], KEYS[8], KEYS[10]}) do
+  local built = ({KEYS[4], KEYS[9], KEYS[11]})[i]
+  if redis.call('EXISTS', built) == 1 then
+    redis.call('RENAME', built, live)
+    redis.call('PERSIST', live)
+  end
 end
 redis.call('SET', KEYS[5], ARGV[1])
 return redis.call('ZCARD', KEYS[1])
+"""
+)
+
+# Free a set with its segment sets and their names (KEYS[1], KEYS[2]; KEYS[3] and on: more keys
+# to free with them): a deleted season's, or a rebuild's half-built one.
+DROP = """
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  redis.call('UNLINK', KEYS[1] .. ':' .. name)
+end
+redis.call('UNLINK', unpack(KEYS))
+return 1
 """
 
 

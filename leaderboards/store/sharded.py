@@ -116,9 +116,9 @@ def _sizes_commands(keys: Sequence[str]) -> Commands:
 
 
 def rank_plan(
-    season_id: int, shards: int, player_id: str, competition: bool
+    season_id: int, shards: int, player_id: str, competition: bool, *, segment: str | None = None
 ) -> Plan[tuple[int, Standing | None]]:
-    keys = standings_keys(season_id, shards)
+    keys = standings_keys(season_id, shards, segment)
     own = keys[shard_of(player_id, shards)]
     replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
     size = sum(int(count) for count in replies[1:])
@@ -141,9 +141,15 @@ def _standings_from(
 
 
 def page_plan(
-    season_id: int, shards: int, offset: int, limit: int, competition: bool
+    season_id: int,
+    shards: int,
+    offset: int,
+    limit: int,
+    competition: bool,
+    *,
+    segment: str | None = None,
 ) -> Plan[tuple[int, list[Standing]]]:
-    keys = standings_keys(season_id, shards)
+    keys = standings_keys(season_id, shards, segment)
     if offset + limit <= _MERGED_TOP_REACH:
         last = offset + limit - 1
         replies = yield [
@@ -214,9 +220,15 @@ def _starts_plan(keys: Sequence[str], sizes: Sequence[int], offset: int) -> Plan
 
 
 def around_plan(
-    season_id: int, shards: int, player_id: str, n: int, competition: bool
+    season_id: int,
+    shards: int,
+    player_id: str,
+    n: int,
+    competition: bool,
+    *,
+    segment: str | None = None,
 ) -> Plan[tuple[int, Standing | None, list[Standing]]]:
-    keys = standings_keys(season_id, shards)
+    keys = standings_keys(season_id, shards, segment)
     own = keys[shard_of(player_id, shards)]
     replies = yield [("ZSCORE", own, player_id), *_sizes_commands(keys)]
     size = sum(int(count) for count in replies[1:])
@@ -234,9 +246,14 @@ def around_plan(
 
 
 def many_plan(
-    season_id: int, shards: int, player_ids: Sequence[str], competition: bool
+    season_id: int,
+    shards: int,
+    player_ids: Sequence[str],
+    competition: bool,
+    *,
+    segment: str | None = None,
 ) -> Plan[tuple[int, list[Standing | None]]]:
-    keys = standings_keys(season_id, shards)
+    keys = standings_keys(season_id, shards, segment)
     groups = by_shard(player_ids, shards)
     replies = yield [
         *_sizes_commands(keys),
@@ -273,12 +290,20 @@ def batch_plan(
     top: int,
     player_ids: Sequence[str],
     arounds: Sequence[tuple[str, int]],
+    *,
+    segment: str | None = None,
 ) -> Plan[BatchRead]:
-    size, page = (yield from page_plan(season_id, shards, 0, top, False)) if top > 0 else (0, [])
-    many_size, many = yield from many_plan(season_id, shards, player_ids, False)
+    size, page = (
+        (yield from page_plan(season_id, shards, 0, top, False, segment=segment))
+        if top > 0
+        else (0, [])
+    )
+    many_size, many = yield from many_plan(season_id, shards, player_ids, False, segment=segment)
     windows = []
     for player_id, n in arounds:
-        _, _, window = yield from around_plan(season_id, shards, player_id, n, False)
+        _, _, window = yield from around_plan(
+            season_id, shards, player_id, n, False, segment=segment
+        )
         windows.append(window)
     return BatchRead(
         size=max(size, many_size),
@@ -288,7 +313,9 @@ def batch_plan(
     )
 
 
-def iter_sharded(season_id: int, shards: int, page_size: int) -> Iterator[list[Standing]]:
+def iter_sharded(
+    season_id: int, shards: int, page_size: int, *, segment: str | None = None
+) -> Iterator[list[Standing]]:
     """The whole board by rank, a merge of each shard read in turn from its top (the close's
     snapshot): each row's competition base is where its points began."""
 
@@ -304,7 +331,7 @@ def iter_sharded(season_id: int, shards: int, page_size: int) -> Iterator[list[S
     page: list[Standing] = []
     points_began = 0
     previous_points: int | None = None
-    keys = standings_keys(season_id, shards)
+    keys = standings_keys(season_id, shards, segment)
     for rank, (player_id, composite) in enumerate(_merged(map(shard_rows, keys)), start=1):
         points = composite // TIME_SLOTS
         if points != previous_points:

@@ -21,12 +21,15 @@ from .scripts import READ_AROUND, READ_PAGE, READ_RANK
 from .whole import whole_or_raise
 
 
-def read_call(source: str, season_id: int, whole: bool, args: Sequence[Any]) -> ScriptCall:
-    """A single-set read script's call: the set and its marker, this database's identity and
-    whether the set must be whole (scripts._LUA_WHOLE), then the script's own arguments."""
+def read_call(
+    source: str, season_id: int, whole: bool, args: Sequence[Any], segment: str | None = None
+) -> ScriptCall:
+    """A single-set read script's call: the set (or its segment's) and its marker, this
+    database's identity and whether the set must be whole (scripts._LUA_WHOLE), then the
+    script's own arguments."""
     return ScriptCall(
         source,
-        [standings_key(season_id), whole_key(season_id)],
+        [standings_key(season_id, segment=segment), whole_key(season_id)],
         [claimed_identity(), flag(whole), *args],
     )
 
@@ -35,10 +38,15 @@ def read_call(source: str, season_id: int, whole: bool, args: Sequence[Any]) -> 
 # (script, keys, args), so the synchronous reads here and the event loop's reads below send
 # exactly the same commands and read their replies with the same code (reads.py).
 def page_call(
-    season_id: int, offset: int, limit: int, competition: bool, whole: bool
+    season_id: int,
+    offset: int,
+    limit: int,
+    competition: bool,
+    whole: bool,
+    segment: str | None = None,
 ) -> ScriptCall:
     args = [offset, offset + limit - 1, flag(competition)]
-    return read_call(READ_PAGE, season_id, whole, args)
+    return read_call(READ_PAGE, season_id, whole, args, segment)
 
 
 def page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
@@ -48,8 +56,10 @@ def page_reply(offset: int, reply: list[Any]) -> tuple[int, list[Standing]]:
     )
 
 
-def rank_call(season_id: int, player_id: str, competition: bool, whole: bool) -> ScriptCall:
-    return read_call(READ_RANK, season_id, whole, [player_id, flag(competition)])
+def rank_call(
+    season_id: int, player_id: str, competition: bool, whole: bool, segment: str | None = None
+) -> ScriptCall:
+    return read_call(READ_RANK, season_id, whole, [player_id, flag(competition)], segment)
 
 
 def rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]:
@@ -60,10 +70,15 @@ def rank_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None]:
 
 
 def around_call(
-    season_id: int, player_id: str, n: int, competition: bool, whole: bool
+    season_id: int,
+    player_id: str,
+    n: int,
+    competition: bool,
+    whole: bool,
+    segment: str | None = None,
 ) -> ScriptCall:
     args = [player_id, n, flag(competition)]
-    return read_call(READ_AROUND, season_id, whole, args)
+    return read_call(READ_AROUND, season_id, whole, args, segment)
 
 
 def around_reply(player_id: str, reply: list[Any]) -> tuple[int, Standing | None, list[Standing]]:

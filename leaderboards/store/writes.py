@@ -22,6 +22,7 @@ from config.building_blocks.redis import (
 
 from .database import claimed_identity
 from .keys import (
+    ShardKeys,
     banned_key,
     by_shard,
     checked_through_keys,
@@ -32,7 +33,7 @@ from .keys import (
     standings_key,
 )
 from .rows import Commands
-from .scripts import BAN, BUILD, COMPARE_AND_SET, CORRECT, MIRROR, SWAP
+from .scripts import BAN, BUILD, COMPARE_AND_SET, CORRECT, DROP, MIRROR, SWAP
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,9 @@ class StandingWrite:
     # below the player's last correction is older than it and skipped (see scripts.CORRECT); one
     # without a stamp (tests, benchmarks) is skipped for a player ever corrected.
     stamp: int | None = None
+    # The player's segment values on the season's board, stamped ("<stamp>|country:DE"), or ""
+    # for none known (see "Segments" at scripts.py).
+    segments: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,12 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     for write in writes:
         shard = shard_of(write.player_id, write.shards)
         groups.setdefault((write.season_id, write.shards, shard, write.worsening), []).extend(
-            (write.player_id, str(write.composite), "" if write.stamp is None else str(write.stamp))
+            (
+                write.player_id,
+                str(write.composite),
+                "" if write.stamp is None else str(write.stamp),
+                write.segments,
+            )
         )
     if not groups:
         return Mirrored(0, {})
@@ -88,7 +97,7 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
         evalsha(
             ScriptCall(
                 MIRROR,
-                season_keys(season_id, shards, shard),
+                list(season_keys(season_id, shards, shard)),
                 ["LT" if worsening else "GT", *members],
             )
         )
@@ -123,7 +132,13 @@ def write_standings(writes: Iterable[StandingWrite]) -> int:
 
 
 def standing_correct(
-    season_id: int, player_id: str, composite: int | None, *, stamp: int, shards: int = 1
+    season_id: int,
+    player_id: str,
+    composite: int | None,
+    *,
+    stamp: int,
+    shards: int = 1,
+    segments: str = "",
 ) -> bool:
     """Set a player's score to exactly `composite` (None: off the board), even when that is
     worse than the one stored: the mirror's writes only move a score one way, and a voided
@@ -131,8 +146,8 @@ def standing_correct(
     skipped (see scripts.CORRECT). Returns False for a banned player (left off) and for a correction
     older than the last one made."""
     done = script(CORRECT)(
-        keys=player_keys(season_id, shards, player_id),
-        args=[player_id, "" if composite is None else str(composite), str(stamp)],
+        keys=list(player_keys(season_id, shards, player_id)),
+        args=[player_id, "" if composite is None else str(composite), str(stamp), segments],
     )
     return bool(done)
 
@@ -142,7 +157,7 @@ def players_ban(seasons: Mapping[int, int], player_id: str) -> None:
     mirror writes off too."""
     scripts_run(
         [
-            ScriptCall(BAN, player_keys(season_id, shards, player_id), [player_id])
+            ScriptCall(BAN, list(player_keys(season_id, shards, player_id)), [player_id])
             for season_id, shards in seasons.items()
         ]
     )
@@ -165,20 +180,24 @@ def compare_and_set(
     expected: int | None,
     composite: int | None,
     shards: int = 1,
+    segments: str = "",
 ) -> bool:
-    """Set (or remove, with None) a member's score if it still equals `expected`."""
+    """Set (or remove, with None) a member's score if it still equals `expected`; its segment
+    sets follow, moved by `segments` when that entry is newer than the one held."""
     done = script(COMPARE_AND_SET)(
-        keys=[standings_key(season_id, shards, shard_of(player_id, shards))],
+        keys=list(player_keys(season_id, shards, player_id)),
         args=[
             player_id,
             "" if expected is None else str(expected),
             "" if composite is None else str(composite),
+            segments,
         ],
     )
     return bool(done)
 
 
 def remove_players(season_id: int, player_ids: Sequence[str], *, shards: int = 1) -> int:
+    """Take members off the board as if Redis had lost them (tests and drills of repairs)."""
     if not player_ids:
         return 0
     groups = by_shard(player_ids, shards)
@@ -199,51 +218,88 @@ def rebuild_standings(
     worsening: bool,
     on_chunk: Any = None,
     shards: int = 1,
+    segmented: bool = False,
 ) -> int:
-    """Build the season's ZSET anew (each shard's) and swap it in, so readers see the old board
-    or the new one, never a half-built one.
+    """Build the season's ZSET anew (each shard's, with its segment sets) and swap it in, so
+    readers see the old board or the new one, never a half-built one.
 
     The build set exists (with a marker) before the caller reads PostgreSQL: from then on the
     mirror writes every new standing into it as well, and the chunks read from PostgreSQL go in
     with the same GT/LT rule (`worsening`: LT), so neither a newer mirrored score nor a ban is
     lost by the swap. A correction made meanwhile is not undone by the snapshot's older copy
     either (see scripts.BUILD). `chunks_after_start` is called once the marker is set and yields
-    chunks of (player_id, composite). Each shard swaps on its own (a script touches one slot).
+    chunks of (player_id, composite), or of (player_id, composite, segment entry) when
+    `segmented`. Each shard swaps on its own (a script touches one slot).
     """
     every = [season_keys(season_id, shards, shard) for shard in range(shards)]
     rule = "LT" if worsening else "GT"
-    commands_run(
-        [("UNLINK", keys[3]) for keys in every]
-        + [("UNLINK", keys[6]) for keys in every]
-        + [("SET", keys[2], "1", "EX", REBUILD_TTL_SECONDS) for keys in every]
+    _builds_drop(every)
+    commands_run([("SET", keys.rebuilding, "1", "EX", REBUILD_TTL_SECONDS) for keys in every])
+    heartbeat = _Heartbeat(
+        [
+            key
+            for keys in every
+            for key in (
+                keys.rebuilding,
+                keys.rebuild,
+                keys.rebuild_corrected,
+                keys.rebuild_segments,
+                keys.rebuild_segment_names,
+            )
+        ],
+        REBUILD_TTL_SECONDS,
     )
-    heartbeat = _Heartbeat([keys[i] for keys in every for i in (2, 3, 6)], REBUILD_TTL_SECONDS)
     try:
         for chunk in chunks_after_start():
             if not chunk:
                 continue
             parts: dict[int, list[Any]] = {}
-            for player_id, composite in chunk:
-                parts.setdefault(shard_of(player_id, shards), []).extend((composite, player_id))
-            commands: list[tuple[Any, ...]] = []
-            for shard, members in parts.items():
-                build_keys = [every[shard][3], every[shard][6]]
-                commands.append(
-                    evalsha(ScriptCall(BUILD, build_keys, [rule, REBUILD_TTL_SECONDS, *members]))
+            for row in chunk:
+                player_id, composite = row[0], row[1]
+                part = parts.setdefault(shard_of(player_id, shards), [])
+                part.extend((composite, player_id, row[2]) if segmented else (composite, player_id))
+            commands: list[tuple[Any, ...]] = [
+                evalsha(
+                    ScriptCall(
+                        BUILD,
+                        list(every[shard]),
+                        [rule, REBUILD_TTL_SECONDS, "1" if segmented else "0", *members],
+                    )
                 )
-            commands_run(commands + [("EXPIRE", keys[2], REBUILD_TTL_SECONDS) for keys in every])
+                for shard, members in parts.items()
+            ]
+            commands_run(
+                commands + [("EXPIRE", keys.rebuilding, REBUILD_TTL_SECONDS) for keys in every]
+            )
             if on_chunk is not None:
                 on_chunk(len(chunk))
-        swaps = [ScriptCall(SWAP, keys, [claimed_identity()]) for keys in every]
+        swaps = [ScriptCall(SWAP, list(keys), [claimed_identity()]) for keys in every]
         return sum(int(size) for size in scripts_run(swaps))
     finally:
         heartbeat.stop()
         # A failed rebuild leaves the live set as it was and the mirror writing it alone.
-        commands_run(
-            [("DEL", keys[2]) for keys in every]
-            + [("UNLINK", keys[3]) for keys in every]
-            + [("UNLINK", keys[6]) for keys in every]
-        )
+        commands_run([("DEL", keys.rebuilding) for keys in every])
+        _builds_drop(every)
+
+
+def _builds_drop(every: Sequence[ShardKeys]) -> None:
+    """Free what a rebuild built (or left behind when it crashed): the sets, their segment sets
+    and the players corrected while it ran."""
+    scripts_run(
+        [
+            ScriptCall(
+                DROP,
+                [
+                    keys.rebuild,
+                    keys.rebuild_segment_names,
+                    keys.rebuild_segments,
+                    keys.rebuild_corrected,
+                ],
+                [],
+            )
+            for keys in every
+        ]
+    )
 
 
 class _Heartbeat:
@@ -273,7 +329,12 @@ class _Heartbeat:
 
 
 def delete_standings(season_id: int, *, shards: int = 1) -> None:
-    """Free every key of a season (its standings and their bookkeeping)."""
-    keys = [key for shard in range(shards) for key in season_keys(season_id, shards, shard)]
+    """Free every key of a season (its standings, their segment sets and their bookkeeping)."""
+    every = [season_keys(season_id, shards, shard) for shard in range(shards)]
+    scripts_run(
+        [ScriptCall(DROP, [keys.standings, keys.segment_names], []) for keys in every]
+        + [ScriptCall(DROP, [keys.rebuild, keys.rebuild_segment_names], []) for keys in every]
+    )
+    keys = [key for shard_keys in every for key in shard_keys]
     keys += checked_through_keys(season_id, shards)
     commands_run([("UNLINK", key) for key in [*keys, season_key(season_id, "reconcile-scan")]])

@@ -14,8 +14,8 @@ from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.building_blocks.errors import InvalidInput
 
-from .. import outbox
-from ..models import PendingPlayerRefresh, Player
+from ..models import Player
+from .refreshes import player_refresh_owe
 
 # The advisory lock that orders bans against results being written (any fixed 64-bit number).
 BANS_LOCK = 7_466_921_042
@@ -46,7 +46,7 @@ def player_ban(
         elif player.ban_reason == reason and player.banned_until == until:
             # Nothing to change or audit, but the boards are refreshed again: an operator who
             # still sees the player on a board can repeat the ban to put that right.
-            _player_refresh_owe(player_id)
+            player_refresh_owe(player_id)
             return player
         player.banned_until = until
         player.ban_reason = reason
@@ -58,7 +58,7 @@ def player_ban(
             reason=reason,
             details={"until": until.isoformat() if until else None, "before": before},
         )
-        _player_refresh_owe(player_id)
+        player_refresh_owe(player_id)
     return player
 
 
@@ -89,22 +89,8 @@ def player_unban(
             player.ban_reason = ""
             player.save(update_fields=["banned_at", "banned_until", "ban_reason", "updated_at"])
         # Also when the player was not banned: repeating an unban refreshes the boards again.
-        _player_refresh_owe(player_id)
+        player_refresh_owe(player_id)
     return player
-
-
-def _player_refresh_owe(player_id: str) -> None:
-    """In a ban's (or an unban's) transaction: the player's live boards owe a refresh, kept in
-    PendingPlayerRefresh until Redis holds it and handed to the ranking store once this commits.
-    The upsert waits for a refresh that holds the row, so a change committed while one runs is
-    never deleted with a row that refresh read before it."""
-    PendingPlayerRefresh.objects.bulk_create(
-        [PendingPlayerRefresh(player_id=player_id, requested_at=timezone.now())],
-        update_conflicts=True,
-        unique_fields=["player"],
-        update_fields=["requested_at"],
-    )
-    transaction.on_commit(lambda: outbox.player_committed(player_id))
 
 
 def players_unban_expired(*, now: datetime | None = None) -> list[str]:

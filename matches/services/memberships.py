@@ -9,6 +9,7 @@ from config.building_blocks.errors import InvalidInput
 from seasons.models import Board
 
 from ..models import Clan, Player, PlayerSegment
+from .refreshes import player_refresh_owe
 
 # "No change" for the clan, as distinct from None (leave the clan).
 UNCHANGED = object()
@@ -48,17 +49,32 @@ def memberships_check(
 def memberships_write(
     player: Player, *, clan: object = UNCHANGED, segments: Mapping[str, str | None] | None = None
 ) -> None:
-    """Store what was given, inside the caller's transaction with the player's row locked."""
+    """Store what was given, inside the caller's transaction with the player's row locked. New
+    segment values are counted (the stamp of their copies in Redis) and owe the player's live
+    boards a refresh, which moves their standings into the new segments."""
     if clan is not UNCHANGED and player.clan_id != clan:
         player.clan_id = clan  # type: ignore[assignment]
         player.save(update_fields=["clan", "updated_at"])
-    for dimension, value in (segments or {}).items():
+    if not segments:
+        return
+    held = dict(
+        PlayerSegment.objects.filter(player=player, dimension__in=segments).values_list(
+            "dimension", "value"
+        )
+    )
+    changed = {d: v for d, v in segments.items() if held.get(d) != v}
+    if not changed:
+        return
+    for dimension, value in changed.items():
         if value is None:
             PlayerSegment.objects.filter(player=player, dimension=dimension).delete()
         else:
             PlayerSegment.objects.update_or_create(
                 player=player, dimension=dimension, defaults={"value": value}
             )
+    player.segments_changes += 1
+    player.save(update_fields=["segments_changes", "updated_at"])
+    player_refresh_owe(player.player_id)
 
 
 def player_memberships(player: Player) -> dict[str, object]:

@@ -1,0 +1,113 @@
+"""For random histories of results, moves between segments, bans, unbans, voids and rebuilds,
+every segment set in Redis holds exactly the players PostgreSQL has in that segment, each with
+the board's score of their total."""
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from leaderboards import services, store
+from matches.corrections import result_void
+from matches.models import MatchResult, Player, PlayerSegment, PlayerTotal
+from matches.services import player_ban, player_unban
+from tests.factories import BoardFactory, SeasonFactory
+from tests.mirroring import expected_composite
+
+pytestmark = pytest.mark.django_db
+
+PLAYERS = ["a", "b", "c", "d", "e"]
+COUNTRIES = ["DE", "FR", None]
+_boards = itertools.count()
+
+operation = st.one_of(
+    st.tuples(st.just("result"), st.sampled_from(PLAYERS), st.integers(1, 50)),
+    st.tuples(st.just("move"), st.sampled_from(PLAYERS), st.sampled_from(COUNTRIES)),
+    st.tuples(st.just("ban"), st.sampled_from(PLAYERS)),
+    st.tuples(st.just("unban"), st.sampled_from(PLAYERS)),
+    st.tuples(st.just("void"), st.integers(0, 30)),
+    st.tuples(st.just("rebuild")),
+)
+
+
+def _expected(season):
+    """{segment: {player: score}} as PostgreSQL has it."""
+    expected = {}
+    values = dict(
+        PlayerSegment.objects.filter(dimension="country").values_list("player_id", "value")
+    )
+    totals = PlayerTotal.objects.filter(season=season, player__banned_at__isnull=True)
+    for total in totals.select_related("season__board"):
+        if total.player_id in values:
+            segment = f"country:{values[total.player_id]}"
+            expected.setdefault(segment, {})[total.player_id] = expected_composite(total)
+    return expected
+
+
+def _held(season):
+    keys = store.season_keys(season.pk)
+    held = {}
+    for name in store.client().smembers(keys.segment_names):
+        members = store.client().zrange(f"{keys.standings}:{name}", 0, -1, withscores=True)
+        if members:
+            held[name] = {player: int(score) for player, score in members}
+    return held
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(history=st.lists(operation, min_size=1, max_size=14))
+def test_segment_sets_hold_exactly_what_postgresql_has(
+    history, server, django_capture_on_commit_callbacks
+):
+    slug = f"prop-{next(_boards)}"
+    season = SeasonFactory(board=BoardFactory(slug=slug, segment_dimensions=["country"]))
+    # Players carry over from the examples before: each starts unbanned and in no segment.
+    for player_id in PLAYERS:
+        Player.objects.get_or_create(player_id=player_id)
+    Player.objects.filter(player_id__in=PLAYERS).update(banned_at=None, banned_until=None)
+    PlayerSegment.objects.filter(player_id__in=PLAYERS).delete()
+    matches = itertools.count()
+    for step in history:
+        with django_capture_on_commit_callbacks(execute=True):
+            if step[0] == "result":
+                ended = season.starts_at + timedelta(seconds=next(matches) + 1)
+                posted = server.post(
+                    "/api/v1/scores",
+                    {
+                        "board": slug,
+                        "player_id": step[1],
+                        "points": step[2],
+                        "match_id": f"{slug}-{ended.timestamp()}",
+                        "ended_at": ended.isoformat(),
+                    },
+                    format="json",
+                )
+                assert posted.status_code == 201, posted.content
+            elif step[0] == "move":
+                moved = server.put(
+                    f"/api/v1/players/{step[1]}",
+                    {"segments": {"country": step[2]}},
+                    format="json",
+                )
+                assert moved.status_code in (200, 201), moved.content
+            elif step[0] == "ban":
+                player_ban(player_id=step[1], reason="property", actor=None)
+            elif step[0] == "unban":
+                player_unban(player_id=step[1], reason="property", actor=None)
+            elif step[0] == "void":
+                results = list(
+                    MatchResult.objects.filter(season=season, voided_at__isnull=True).order_by("pk")
+                )
+                if results:
+                    result = results[step[1] % len(results)]
+                    result_void(result_id=result.pk, reason="property", actor=None)
+            else:
+                services.season_rebuild_standings(season=season)
+
+    assert _held(season) == _expected(season)
