@@ -24,6 +24,7 @@ from matches.selectors import player_friends
 from seasons.selectors import season_for_read
 
 from . import live
+from .segments import segment_parse
 
 
 class LiveQuery(serializers.Serializer):
@@ -44,6 +45,8 @@ class LiveQuery(serializers.Serializer):
         trim_whitespace=False,
         validators=[player_id_field_validator],
     )
+    # Checked against the board's dimensions once the season is known (segments.segment_parse).
+    segment = serializers.CharField(required=False, max_length=100, trim_whitespace=False)
 
 
 class ClientMessage(StrictSerializer):
@@ -75,7 +78,13 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
                 board_slug=self.scope["url_route"]["kwargs"]["board"],
                 season_slug=query.get("season"),
             )
+            segment = segment_parse(query.get("segment"), season.board.segment_dimensions)
             friends_of = query.get("friends_of")
+            if segment is not None and friends_of is not None:
+                raise InvalidInput(
+                    "A friends view is of the whole board: give segment or friends_of, not both.",
+                    code="invalid_segment",
+                )
             members = None
             if friends_of is not None:
                 friend_ids = await database_sync_to_async(player_friends)(friends_of)
@@ -90,6 +99,7 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
                 around=query["n"],
                 friends_of=friends_of,
                 friends_members=members,
+                segment=segment,
             )
         except DomainError as exc:
             self.subscriber.reject(exc)

@@ -30,6 +30,7 @@ from seasons.scoring import points_of
 
 from . import archive, read_your_writes, store
 from .history import player_history
+from .models import ArchivedSegmentStanding
 
 logger = logging.getLogger(__name__)
 
@@ -388,6 +389,20 @@ def players_ranks(
         "total_players": total,
         "entries": entries,
     }
+
+
+def season_segments(season: Season) -> list[str]:
+    """The segments of the season that hold players ("country:DE"), for a picker: its live sets'
+    while it runs (or its key is kept), its archive's once closed."""
+    if not season.board.segment_dimensions:
+        return []
+    if season.state == SeasonState.CLOSED:
+        return sorted(
+            ArchivedSegmentStanding.objects.filter(season=season)
+            .values_list("segment", flat=True)
+            .distinct()
+        )
+    return store.segment_names(season.pk, shards=season.shards)
 
 
 def player_banned_in(*, season: Season, player_id: str) -> bool:

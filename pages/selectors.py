@@ -16,7 +16,8 @@ from config.building_blocks.errors import NotFound
 from config.building_blocks.player_ids import player_id_allowed
 from leaderboards.friends import player_friends_view
 from leaderboards.history import player_history
-from leaderboards.selectors import player_around, player_standing
+from leaderboards.segments import segment_parse
+from leaderboards.selectors import player_around, player_standing, season_segments
 from leaderboards.top_answers import leaderboard_top
 from matches.models import Player
 from seasons.models import Season, SeasonState, SeasonStatus
@@ -89,16 +90,19 @@ def board_page(
     season_slug: str | None,
     page: int,
     friends_of: str | None = None,
+    segment: str | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """One page of 100 of a board's season (the running one by default), live or archived; or,
-    with `friends_of`, that player and their friends ranked among themselves."""
+    """One page of 100 of a board's season (the running one by default), live or archived, of
+    the whole board or within one segment (`segment`); or, with `friends_of`, that player and
+    their friends ranked among themselves."""
     now = now or timezone.now()
     season = season_for_read(board_slug=board_slug, season_slug=season_slug)
     if friends_of is not None:
         return _friends_page(season, friends_of, now)
+    segment = segment_parse(segment, season.board.segment_dimensions)
     offset = (page - 1) * PAGE_SIZE
-    top = leaderboard_top(season=season, offset=offset, limit=PAGE_SIZE)
+    top = leaderboard_top(season=season, offset=offset, limit=PAGE_SIZE, segment=segment)
     pages = max(1, -(-top["total_players"] // PAGE_SIZE))
     if page > pages:
         raise NotFound(f"Page {page} is past the last page ({pages}).", code="page_not_found")
@@ -106,6 +110,8 @@ def board_page(
         **_board_and_seasons(season, now),
         "top": top,
         "friends": None,
+        "segment": segment,
+        "segments": season_segments(season),
         "page": page,
         "pages": pages,
         "offset": offset,

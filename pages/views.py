@@ -17,7 +17,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from config.building_blocks.errors import NotFound
+from config.building_blocks.errors import InvalidInput, NotFound
 from config.building_blocks.throttles import pages_wait
 from leaderboards.heals import season_heal_queue_for_read
 from leaderboards.selectors import SeasonStandingsLost
@@ -50,6 +50,9 @@ def page_view(view: View) -> View:
             return view(request, *args, **kwargs)
         except NotFound as exc:
             raise Http404(exc.message) from exc
+        except InvalidInput as exc:
+            # A query the page cannot answer (a segment of a dimension the board lacks).
+            return render(request, "400.html", {"message": exc.message}, status=400)
         except (
             OperationalError,
             InterfaceError,
@@ -94,15 +97,15 @@ def board(request: HttpRequest, board: str, season: str | None = None) -> HttpRe
     if picked and season is None:
         # The season picker is a plain GET form: send it to the season's own address.
         address = _reverse("pages:season", board=board, season=picked)
-        friends_of = request.GET.get("friends_of")
-        return redirect(
-            f"{address}?{urlencode({'friends_of': friends_of})}" if friends_of else address
-        )
+        kept = {name: request.GET.get(name) for name in ("friends_of", "segment")}
+        kept = {name: value for name, value in kept.items() if value}
+        return redirect(f"{address}?{urlencode(kept)}" if kept else address)
     context = selectors.board_page(
         board_slug=board,
         season_slug=season,
         page=_page_number(request),
         friends_of=request.GET.get("friends_of") or None,
+        segment=request.GET.get("segment") or None,
     )
     return render(request, "pages/board.html", {**context, "is_home": False})
 

@@ -109,9 +109,7 @@ async def _push_standing(
     standing = reading.standings[player_id]
     sockets.standings_told[player_id] = standing
     sockets.player_told_at[player_id] = now
-    body = encode(
-        messages.player_message(sockets.season, player_id, standing, reading.total_players)
-    )
+    body = encode(messages.player_message(sockets.season, player_id, standing, reading))
     count = 0
     for sub in list(sockets.player_followers.get(player_id, ())):
         sub.push(f"player:{player_id}", body)
@@ -155,7 +153,7 @@ def following_start(
         f"player:{player_id}",
         encode(
             messages.player_message(
-                sockets.season, player_id, reading.standings[player_id], reading.total_players
+                sockets.season, player_id, reading.standings[player_id], reading
             )
         ),
     )

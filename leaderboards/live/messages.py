@@ -35,7 +35,11 @@ def _board_and_season(season: Season) -> dict[str, Any]:
 
 
 def standing_fields(
-    season: Season, player_id: str, standing: OrdinalStanding, total_players: int
+    season: Season,
+    player_id: str,
+    standing: OrdinalStanding,
+    total_players: int,
+    segment: str | None = None,
 ) -> dict[str, Any]:
     """A player's rank as the REST rank answer gives it (ordinal ranks). Where REST answers 404
     (the player has no score yet) a socket keeps following them: rank, points and percentile
@@ -44,6 +48,7 @@ def standing_fields(
         return {
             "player_id": player_id,
             **_board_and_season(season),
+            **({} if segment is None else {"segment": segment}),
             "rank": None,
             "points": None,
             "total_players": total_players,
@@ -51,18 +56,23 @@ def standing_fields(
         }
     rank, composite = standing
     as_read = store.Standing(player_id, rank, composite, better_count=None)
-    return selectors.standing_answer(season, player_id, total_players, as_read, "ordinal")
+    return selectors.standing_answer(season, player_id, total_players, as_read, "ordinal", segment)
 
 
 def player_message(
-    season: Season, player_id: str, standing: OrdinalStanding, total_players: int
+    season: Season, player_id: str, standing: OrdinalStanding, reading: TickReading
 ) -> dict[str, Any]:
-    return {"type": "player", **standing_fields(season, player_id, standing, total_players)}
+    fields = standing_fields(season, player_id, standing, reading.total_players, reading.segment)
+    return {"type": "player", **fields}
 
 
 def top_message(season: Season, reading: TickReading, k: int) -> dict[str, Any]:
     page = selectors.top_page(
-        season, as_of=reading.as_of, total_players=reading.total_players, entries=reading.top[:k]
+        season,
+        as_of=reading.as_of,
+        total_players=reading.total_players,
+        entries=reading.top[:k],
+        segment=reading.segment,
     )
     return {"type": "top", **page}
 
@@ -76,12 +86,20 @@ def snapshot_message(
     if player_id is not None:
         player = {
             **standing_fields(
-                season, player_id, reading.standings[player_id], reading.total_players
+                season,
+                player_id,
+                reading.standings[player_id],
+                reading.total_players,
+                reading.segment,
             ),
             "entries": reading.around_windows.get((player_id, around), []),
         }
     page = selectors.top_page(
-        season, as_of=reading.as_of, total_players=reading.total_players, entries=reading.top[:top]
+        season,
+        as_of=reading.as_of,
+        total_players=reading.total_players,
+        entries=reading.top[:top],
+        segment=reading.segment,
     )
     return {"type": "snapshot", **page, "player": player}
 

@@ -43,6 +43,8 @@ class Subscriber:
         self._close = close
         self.seq = 0
         self.season_id: int | None = None
+        # The segment the socket reads within (None: the whole board).
+        self.segment: str | None = None
         # The K of the top this socket follows (0: none), and how many ranks around its player.
         self.top = 0
         self.around = 0

@@ -35,10 +35,17 @@ class TickReading:
     standings: dict[str, OrdinalStanding]
     # The entries around each (player_id, n) asked.
     around_windows: dict[tuple[str, int], list[dict[str, Any]]]
+    # The segment read within (None: the whole board).
+    segment: str | None = None
 
 
 def read_for_tick(
-    season: Season, *, top: int, player_ids: list[str], arounds: list[tuple[str, int]]
+    season: Season,
+    *,
+    top: int,
+    player_ids: list[str],
+    arounds: list[tuple[str, int]],
+    segment: str | None = None,
 ) -> TickReading:
     try:
         batch = store.read_batch(
@@ -49,6 +56,7 @@ def read_for_tick(
             shared=True,
             shards=season.shards,
             whole=selectors.standings_whole_required(season),
+            segment=segment,
         )
         # One profile lookup for every row shown: the top and all the around-me windows.
         rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
@@ -73,6 +81,7 @@ def read_for_tick(
         top=entries[: len(batch.top)],
         standings=dict(zip(player_ids, batch.players, strict=True)),
         around_windows=windows,
+        segment=segment,
     )
 
 

@@ -18,9 +18,11 @@ from .reading import OrdinalStanding
 
 @dataclass(eq=False)
 class SeasonSockets:
-    """One season's sockets in this process, and what they were told last."""
+    """One season's sockets in this process (those of one segment of it, with `segment`), and
+    what they were told last."""
 
     season: Season
+    segment: str | None = None
     # Sockets that had their snapshot and hear every later change.
     subscribers: set[Subscriber] = field(default_factory=set)
     # The sockets following the top K, by K; the sockets following each player.

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -48,7 +49,9 @@ class Ticker:
     def __init__(self) -> None:
         self._layer = get_channel_layer()
         self._channel: str | None = None
-        self._seasons: dict[int, SeasonSockets] = {}
+        # By season and segment (None: the whole board): each segment is a board of its own to
+        # its sockets, read in its own tick; notices name the season, so they wake all of them.
+        self._seasons: dict[tuple[int, str | None], SeasonSockets] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._start_lock = asyncio.Lock()
         # Group adds and discards run one at a time, so a season watched again right after it
@@ -72,22 +75,26 @@ class Ticker:
         around: int,
         friends_of: str | None = None,
         friends_members: list[str] | None = None,
+        segment: str | None = None,
     ) -> None:
         await self._start()
         sub.season_id, sub.top, sub.around, sub.player_id = season.pk, top, around, player_id
+        sub.segment = segment
         sub.friends_of, sub.friends_members = friends_of, list(friends_members or ())
         if player_id is not None:
             sub.players.add(player_id)
         sub.on_drop = self.remove
-        sockets = self._seasons.get(season.pk)
+        sockets = self._seasons.get((season.pk, segment))
         if sockets is None:
-            sockets = self._seasons[season.pk] = SeasonSockets(season=season)
+            sockets = self._seasons[(season.pk, segment)] = SeasonSockets(
+                season=season, segment=segment
+            )
             sockets.tick_loop = asyncio.get_running_loop().create_task(self._tick_loop(sockets))
         sockets.awaiting_snapshot.append(sub)
         sockets.wake.set()
 
     def follow(self, sub: Subscriber, player_id: str) -> None:
-        sockets = self._seasons.get(sub.season_id) if sub.open else None
+        sockets = self._view_of(sub) if sub.open else None
         if sockets is None or player_id in sub.players:
             return
         if len(sub.players) >= MAX_PLAYERS_PER_CONNECTION:
@@ -104,13 +111,13 @@ class Ticker:
         sub.forget(f"player:{player_id}")
         if sub.player_id == player_id:
             sub.player_id = None
-        sockets = self._seasons.get(sub.season_id)
+        sockets = self._view_of(sub)
         if sockets is not None:
             self._remove_follower(sockets, sub, player_id)
 
     def remove(self, sub: Subscriber) -> None:
         sub.stop()
-        sockets = self._seasons.get(sub.season_id)
+        sockets = self._view_of(sub)
         if sockets is None:
             return
         for waiting in (sockets.awaiting_snapshot, sockets.snapshot_being_read):
@@ -132,6 +139,18 @@ class Ticker:
         ):
             self._stop_watching(sockets)
 
+    def _view_of(self, sub: Subscriber) -> SeasonSockets | None:
+        if sub.season_id is None:
+            return None
+        return self._seasons.get((sub.season_id, sub.segment))
+
+    def _views_of(self, season_id: object) -> list[SeasonSockets]:
+        """The sockets of every segment (and of the whole board) of a season."""
+        return [sockets for (season, _), sockets in self._seasons.items() if season == season_id]
+
+    def _season_ids(self) -> list[int]:
+        return sorted({season_id for season_id, _ in self._seasons})
+
     def _remove_follower(self, sockets: SeasonSockets, sub: Subscriber, player_id: str) -> None:
         followers = sockets.player_followers.get(player_id)
         if followers is not None:
@@ -143,8 +162,8 @@ class Ticker:
 
     def _stop_watching(self, sockets: SeasonSockets) -> None:
         season_id = sockets.season.pk
-        if self._seasons.get(season_id) is sockets:
-            del self._seasons[season_id]
+        if self._seasons.get((season_id, sockets.segment)) is sockets:
+            del self._seasons[(season_id, sockets.segment)]
         if sockets.tick_loop is not None:
             sockets.tick_loop.cancel()
         self._tasks.append(asyncio.get_running_loop().create_task(self._leave_group(season_id)))
@@ -152,7 +171,7 @@ class Ticker:
     async def _leave_group(self, season_id: int) -> None:
         try:
             async with self._membership_lock:
-                if season_id not in self._seasons:
+                if season_id not in self._season_ids():
                     await self._layer.group_discard(season_group(season_id), self._channel)
         except Exception:
             logger.warning("live ticker could not leave season %s", season_id, exc_info=True)
@@ -173,32 +192,31 @@ class Ticker:
                 # Notices may have been lost meanwhile: read every season again.
                 self._read_everything_again()
                 continue
-            sockets = self._seasons.get(notice.get("season_id"))
-            if sockets is None:
-                continue
-            if notice.get("type") == "season.closed":
-                self._close_season(sockets, notice.get("next_season"))
-            elif notice.get("type") == "board.hidden":
-                self._close_hidden(sockets)
+            for sockets in self._views_of(notice.get("season_id")):
+                self._notice_handle(sockets, notice)
+
+    def _notice_handle(self, sockets: SeasonSockets, notice: dict[str, Any]) -> None:
+        if notice.get("type") == "season.closed":
+            self._close_season(sockets, notice.get("next_season"))
+        elif notice.get("type") == "board.hidden":
+            self._close_hidden(sockets)
+        else:
+            players = notice.get("players")
+            if players is None:
+                sockets.every_player_named = True
             else:
-                players = notice.get("players")
-                if players is None:
-                    sockets.every_player_named = True
-                else:
-                    sockets.players_named.update(
-                        p
-                        for p in players
-                        if p in sockets.player_followers or p in sockets.friend_views
-                    )
-                sockets.changed = True
-                sockets.wake.set()
+                sockets.players_named.update(
+                    p for p in players if p in sockets.player_followers or p in sockets.friend_views
+                )
+            sockets.changed = True
+            sockets.wake.set()
 
     async def _refresh(self) -> None:
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
             await self._close_hidden_boards()
             self._read_everything_again()
-            for season_id in list(self._seasons):
+            for season_id in self._season_ids():
                 try:
                     await self._join_group(season_id)
                 except Exception:
@@ -228,14 +246,13 @@ class Ticker:
             return
         try:
             hidden = await database_sync_to_async(seasons_of_hidden_boards)(
-                season_ids=list(self._seasons)
+                season_ids=self._season_ids()
             )
         except Exception:
             logger.warning("live ticker could not check for hidden boards", exc_info=True)
             return
         for season_id in hidden:
-            sockets = self._seasons.get(season_id)
-            if sockets is not None:
+            for sockets in self._views_of(season_id):
                 self._close_hidden(sockets)
 
     def _close_hidden(self, sockets: SeasonSockets) -> None:
@@ -327,7 +344,11 @@ class Ticker:
         )
         try:
             reading = await read_for_tick_in_thread(
-                sockets.season, top=top, player_ids=player_ids, arounds=arounds
+                sockets.season,
+                top=top,
+                player_ids=player_ids,
+                arounds=arounds,
+                segment=sockets.segment,
             )
         except BaseException:
             sockets.awaiting_snapshot[:0] = [sub for sub in newcomers if sub.open]
@@ -373,8 +394,10 @@ async def subscribe(
     around: int,
     friends_of: str | None = None,
     friends_members: list[str] | None = None,
+    segment: str | None = None,
 ) -> None:
-    """Start a socket's stream: a snapshot first, then changes. A closed season only says so."""
+    """Start a socket's stream: a snapshot first, then changes (within `segment`, if given). A
+    closed season only says so."""
     if season.state == SeasonState.CLOSED:
         next_slug = await database_sync_to_async(messages.next_season_slug)(season)
         sub.push(
@@ -391,6 +414,7 @@ async def subscribe(
         around=around,
         friends_of=friends_of,
         friends_members=friends_members,
+        segment=segment,
     )
 
 

@@ -61,6 +61,7 @@ from .reads import (
     read_rank,
     scores_of,
     season_banned_players,
+    segment_names,
     standings_exist,
 )
 from .reconciliation import (
@@ -134,6 +135,7 @@ __all__ = [
     "scan_standings",
     "season_keys",
     "segment_entries_held",
+    "segment_names",
     "scores_of",
     "season_banned_players",
     "season_job_done",

@@ -16,7 +16,14 @@ from config.building_blocks.redis import (
     script_run,
 )
 
-from .keys import banned_key, by_shard, player_banned_key, standings_key, standings_keys
+from .keys import (
+    banned_key,
+    by_shard,
+    player_banned_key,
+    season_keys,
+    standings_key,
+    standings_keys,
+)
 from .rows import BATCH_CHUNK, BatchRead, Standing, flag, flat_rows, int_or_none, with_better
 from .scripts import READ_AROUND, READ_MANY, READ_PAGE, READ_RANKS
 from .sharded import (
@@ -204,6 +211,17 @@ def board_size(season_id: int, *, shards: int = 1, segment: str | None = None) -
     """Players on the board (or in a segment of it): the sum of the shards' sizes."""
     keys = standings_keys(season_id, shards, segment)
     return sum(int(size) for size in commands_run([("ZCARD", key) for key in keys]))
+
+
+def segment_names(season_id: int, *, shards: int = 1) -> list[str]:
+    """The segments ("dimension:value") the season's sets hold players in, every shard's."""
+    replies = commands_run(
+        [
+            ("SMEMBERS", season_keys(season_id, shards, shard).segment_names)
+            for shard in range(shards)
+        ]
+    )
+    return sorted({name for names in replies for name in names})
 
 
 def standings_exist(season_id: int, *, shards: int = 1) -> bool:

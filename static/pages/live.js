@@ -347,13 +347,18 @@
     }
   }
 
-  /* A board's first page: the stream's top 100. */
+  /* A query with the section's segment (`segment=country:DE`), when it shows one. */
+  function withSegment(section, query) {
+    return section.dataset.segment ? { ...query, segment: section.dataset.segment } : query;
+  }
+
+  /* A board's first page (of the whole board or of one segment): the stream's top 100. */
   function followBoard(section) {
     const table = new StandingsTable(section.querySelector(".table-wrap"));
     const status = section.querySelector("[data-live-status]");
     const stream = new LiveStream({
       board: section.dataset.liveBoard,
-      query: { season: section.dataset.season, top: section.dataset.liveTop },
+      query: withSegment(section, { season: section.dataset.season, top: section.dataset.liveTop }),
       status,
       onMessage(message) {
         if (message.type === "snapshot" || message.type === "top") {
@@ -397,12 +402,12 @@
   function pollBoard(section) {
     const table = new StandingsTable(section.querySelector(".table-wrap"));
     const status = section.querySelector("[data-live-status]");
-    const query = new URLSearchParams({
+    const query = new URLSearchParams(withSegment(section, {
       board: section.dataset.liveBoard,
       season: section.dataset.season,
       offset: section.dataset.pollOffset,
       limit: section.dataset.pollLimit,
-    });
+    }));
     let failures = 0;
     async function poll() {
       if (!document.hidden) {
