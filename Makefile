@@ -76,6 +76,7 @@ bench: setup
 	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
 	$(BIN)/python -m bench.shards --players $(PLAYERS)
 	$(BIN)/python -m bench.engines --members $(PLAYERS)
+	$(BIN)/python -m bench.segments --members $(PLAYERS)
 
 # The fault campaign (docs/operations.md, "Fault campaign"): the deployment under load while faults are
 # injected, then every invariant checked. Options: make chaos MINUTES=30 CHAOS_ARGS="--cluster

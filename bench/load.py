@@ -26,6 +26,7 @@ from matches.models import (
     MatchResult,
     PendingStanding,
     Player,
+    PlayerSegment,
     PlayerTotal,
 )
 from seasons.models import Board, Season, SeasonState
@@ -34,6 +35,7 @@ from seasons.services import season_create
 from .core import BenchError
 from .environment import QUEUE, BenchEnvironment, connect
 from .scores import CHUNK, chunk_scores
+from .segments import COUNTRIES, PLATFORMS
 
 BOARD = "bench"
 PROJECTED_PLAYERS = 100_000_000
@@ -47,7 +49,8 @@ def bench_reset(env: BenchEnvironment) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
-            " matches_player, seasons_season, seasons_board, matches_gameserver"
+            " matches_playersegment, matches_player, seasons_season, seasons_board,"
+            " matches_gameserver"
             " RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
@@ -114,10 +117,18 @@ def redis_cleanup(env: BenchEnvironment) -> None:
     broker.unlink(*keys, *broker.scan_iter(match="_kombu.binding*", count=1000))
 
 
-def season_prepare(*, now: datetime) -> Season:
-    """A season running now: it started 30 days ago and runs for 90 more (< 2^24 seconds)."""
+# With --segments: the board's dimensions, and how many values each has (bench/segments.py's).
+SEGMENT_DIMENSIONS = {"country": COUNTRIES, "platform": PLATFORMS}
+
+
+def season_prepare(*, now: datetime, segments: bool = False) -> Season:
+    """A season running now: it started 30 days ago and runs for 90 more (< 2^24 seconds); with
+    `segments`, of a board that declares SEGMENT_DIMENSIONS."""
     starts_at = (now - timedelta(days=30)).replace(second=0, microsecond=0)
-    board, _ = Board.objects.get_or_create(slug=BOARD, defaults={"name": "Benchmark"})
+    dimensions = list(SEGMENT_DIMENSIONS) if segments else []
+    board, _ = Board.objects.get_or_create(
+        slug=BOARD, defaults={"name": "Benchmark", "segment_dimensions": dimensions}
+    )
     season = season_create(
         board=board,
         slug=f"r{now:%Y%m%d%H%M%S}",
@@ -189,7 +200,7 @@ def season_load(
     def rows(line: Callable[[int, int, str], str], end: str) -> Iterator[tuple[int, str]]:
         for start in range(0, players, CHUNK):
             count = min(CHUNK, players - start)
-            if line is player_line:  # a player row has no points nor time to draw
+            if line in (player_line, segment_lines):  # no points nor time to draw
                 yield count, "".join(line(start + i, 0, "") + end for i in range(count))
                 continue
             points, elapsed = chunk_scores(seed, start, count, span)
@@ -197,10 +208,20 @@ def season_load(
             yield count, "".join(lines)
 
     def player_line(i: int, points: int, at: str) -> str:
-        return f"p{i}\tPlayer {i}\t\t{created}\t{created}"
+        return f"p{i}\tPlayer {i}\t\t{created}\t{created}\t{changes}"
+
+    def segment_lines(i: int, points: int, at: str) -> str:
+        """A player's value in each dimension, spread as bench/segments.py spreads them."""
+        return f"p{i}\tcountry\tc{i * 7919 % COUNTRIES:02d}\np{i}\tplatform\tx{i % PLATFORMS}"
+
+    segmented = bool(season.board.segment_dimensions)
+    changes = 1 if segmented else 0
 
     copies = (  # (what, model, the columns the loader writes, a row of them)
-        ("players", Player, "player_id display_name avatar_url created_at updated_at", player_line),
+        ("players", Player,
+         "player_id display_name avatar_url created_at updated_at segments_changes", player_line),
+        *((("segments", PlayerSegment, "player_id dimension value", segment_lines),)
+          if segmented else ()),
         # Matches of ten players each.
         ("results", MatchResult,
          "board_id season_id match_id player_id points ended_at received_at",
@@ -239,6 +260,7 @@ def season_load(
     copied = time.perf_counter() - started
     with env.connect() as conn:
         conn.execute("ANALYZE matches_player")
+        conn.execute("ANALYZE matches_playersegment")
         conn.execute("ANALYZE matches_matchresult")
         # Sets the visibility map too, so the PostgreSQL baseline gets index-only scans.
         conn.execute("VACUUM (ANALYZE) matches_playertotal")
@@ -273,6 +295,26 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
     }
 
 
+def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:
+    """What the season's segments hold beside its set: every segment set and the players'
+    values (MEMORY USAGE, every element), a player and a dimension a player."""
+    dimensions = len(season.board.segment_dimensions)
+    if not dimensions or not size:
+        return None
+    keys = store.season_keys(season.pk)
+    names = store.segment_names(season.pk)
+    sets = sum(int(client.memory_usage(f"{keys.standings}:{n}", samples=0) or 0) for n in names)
+    values = int(client.memory_usage(keys.segments, samples=0) or 0)
+    return {
+        "dimensions": dimensions,
+        "segment_sets": len(names),
+        "sets_bytes": sets,
+        "values_bytes": values,
+        "bytes_per_player": round((sets + values) / size, 1),
+        "bytes_per_player_per_dimension": round((sets + values) / size / dimensions, 1),
+    }
+
+
 def season_memory(*, env: BenchEnvironment, season: Season) -> dict[str, Any]:
     """Redis bytes per player: MEMORY USAGE of the season's key (every element) over ZCARD."""
     key = store.standings_key(season.pk)
@@ -281,7 +323,9 @@ def season_memory(*, env: BenchEnvironment, season: Season) -> dict[str, Any]:
     size = int(client.zcard(key))
     per_player = usage / size if size else 0.0
     projected = per_player * PROJECTED_PLAYERS
+    segments = _segments_memory(client, season, size)
     return {
+        **({"segments": segments} if segments else {}),
         "key": key,
         "zcard": size,
         "encoding": client.object("encoding", key),

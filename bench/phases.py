@@ -104,12 +104,15 @@ def _phases(bench: Bench) -> None:
         if reused is None:
             load.bench_reset(env)
     with phase("season", fatal=True):
-        measured = bench.season = reused or load.season_prepare(now=timezone.now())
+        measured = bench.season = reused or load.season_prepare(
+            now=timezone.now(), segments=options.segments
+        )
         bench.api_key = load.game_server_key()
         results["season"] = {
             "board": measured.board.slug,
             "season": measured.slug,
             "id": measured.pk,
+            "segment_dimensions": list(measured.board.segment_dimensions),
             "starts_at": measured.starts_at.isoformat(),
             "ends_at": measured.ends_at.isoformat(),
         }

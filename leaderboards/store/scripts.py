@@ -132,16 +132,25 @@ return out
 # then each segment set of its current values gets the member's score in the set exactly (or
 # loses the member, off the set: banned, voided).
 _LUA_SEGMENTS = """
+local names_of = {}
 local function segment_names(entry)
-  local names = {}
-  for name in string.gmatch(entry, '|([^|]+)') do names[#names + 1] = name end
-  return names
+  local found = names_of[entry]
+  if not found then
+    found = {}
+    for name in string.gmatch(entry, '|([^|]+)') do found[#found + 1] = name end
+    names_of[entry] = found
+  end
+  return found
 end
-local function segments_follow(set, values, names, member, entry)
+local function stamp_of(entry)
+  return tonumber(string.match(entry, '^%d+'))
+end
+-- `rule` and `score`: the write just made to `set` (GT or LT), which the member's segment sets
+-- get too; without them (a correction, a move, a ban) they get what `set` holds now, exactly.
+local function segments_follow(set, values, names, member, entry, rule, score)
   local held = redis.call('HGET', values, member)
   local current = held
-  if entry ~= '' and (not held or
-      tonumber(string.match(entry, '^%d+')) > tonumber(string.match(held, '^%d+'))) then
+  if entry ~= '' and entry ~= held and (not held or stamp_of(entry) > stamp_of(held)) then
     if held then
       for _, name in ipairs(segment_names(held)) do
         redis.call('ZREM', set .. ':' .. name, member)
@@ -150,25 +159,33 @@ local function segments_follow(set, values, names, member, entry)
     redis.call('HSET', values, member, entry)
     for _, name in ipairs(segment_names(entry)) do redis.call('SADD', names, name) end
     current = entry
+    rule = nil
   end
   if not current then return end
-  local score = redis.call('ZSCORE', set, member)
+  local exact = false
+  if not rule then exact = redis.call('ZSCORE', set, member) end
   for _, name in ipairs(segment_names(current)) do
-    if score then
-      redis.call('ZADD', set .. ':' .. name, score, member)
+    if rule then
+      redis.call('ZADD', set .. ':' .. name, rule, score, member)
+    elseif exact then
+      redis.call('ZADD', set .. ':' .. name, exact, member)
     else
       redis.call('ZREM', set .. ':' .. name, member)
     end
   end
 end
-local function live_follow(member, entry)
-  if entry ~= '' or redis.call('EXISTS', KEYS[8]) == 1 then
-    segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry)
+-- Whether each side has segments at all, looked at once a call: a member of a board without
+-- dimensions costs no segment lookup (a member placed by this call has an entry of its own).
+local live_segmented = redis.call('EXISTS', KEYS[8]) == 1
+local build_segmented = redis.call('EXISTS', KEYS[9]) == 1
+local function live_follow(member, entry, rule, score)
+  if entry ~= '' or live_segmented then
+    segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry, rule, score)
   end
 end
-local function build_follow(member, entry)
-  if entry ~= '' or redis.call('EXISTS', KEYS[9]) == 1 then
-    segments_follow(KEYS[4], KEYS[9], KEYS[11], member, entry)
+local function build_follow(member, entry, rule, score)
+  if entry ~= '' or build_segmented then
+    segments_follow(KEYS[4], KEYS[9], KEYS[11], member, entry, rule, score)
   end
 end
 """
@@ -220,10 +237,10 @@ for i = 2, #ARGV, 4 do
   end
   if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
     redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
-    live_follow(member, ARGV[i + 3])
+    live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1])
     if rebuilding then
       redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member)
-      build_follow(member, ARGV[i + 3])
+      build_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1])
     end
     written = written + 1
     one = member
@@ -281,7 +298,7 @@ if ARGV[3] == '1' then
   for i = 4, #ARGV, 3 do
     if not corrected(ARGV[i + 1]) then
       redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i], ARGV[i + 1])
-      build_follow(ARGV[i + 1], ARGV[i + 2])
+      build_follow(ARGV[i + 1], ARGV[i + 2], ARGV[1], ARGV[i])
     end
   end
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
