@@ -1,10 +1,11 @@
-"""What segments cost Redis: `python -m bench.segments [--members N]`. On a private Redis 7, the
-mirror's own script (leaderboards/store/scripts.py, MIRROR) writes the same N players in batches
-of a results batch's size into a board without dimensions and into one with two (country of
-COUNTRIES values, platform of PLATFORMS), side by side: Redis's own CPU a write (INFO
-commandstats), for each player's first write and for a later one that raises their score, and
-the memory a player costs, and a dimension a player (bench/README.md, "What segments cost").
-Results: bench/results/segments-latest.json, and a Markdown table."""
+"""What segments and clans cost Redis: `python -m bench.segments [--members N]`. On a private
+Redis 7, the mirror's own script (leaderboards/store/scripts.py, MIRROR) writes the same N
+players in batches of a results batch's size into a board without dimensions and into one with
+two (country of COUNTRIES values, platform of PLATFORMS) whose players are in clans (of
+CLAN_MEMBERS each, a board of sums), side by side: Redis's own CPU a write (INFO commandstats),
+for each player's first write and for a later one that raises their score, and the memory a
+player costs (bench/README.md, "What segments cost"). Results:
+bench/results/segments-latest.json, and a Markdown table."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ CALLS_PER_ROUND_TRIP = 50
 COUNTRIES = 50
 PLATFORMS = 4
 DIMENSIONS = 2
+CLAN_MEMBERS = 50
 COMMAND_TIMEOUT_SECONDS = 120
 OPTIONS = (("--members", 1_000_000, "players"), *output_option("segments-latest.json"))
 # The keys of one shard's writes, in keys.ShardKeys' order (the script names them by position).
@@ -55,9 +57,11 @@ def _keys(tag: str) -> list[str]:
 
 
 def _entry(player_id: str) -> str:
-    """A player's values as the mirror passes them: spread over the values by the id's digits."""
+    """A player's values and clan as the mirror passes them (a board of sums, highest first):
+    spread over the values by the id's digits, CLAN_MEMBERS players a clan."""
     index = int(player_id[1:])
-    return f"1|country:c{index * 7919 % COUNTRIES:02d}|platform:x{index % PLATFORMS}"
+    values = f"|country:c{index * 7919 % COUNTRIES:02d}|platform:x{index % PLATFORMS}"
+    return f"1;sum.0{values}|clan:k{index // CLAN_MEMBERS}"
 
 
 def _writes(
@@ -89,6 +93,7 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict
     return {
         "dimensions": DIMENSIONS if segmented else 0,
         "segment_sets": len(sets),
+        "clans": int(client.zcard(f"{keys[0]}:clans")),
         "redis_cpu_us_first_write": round(first, 2),
         "redis_cpu_us_later_write": round(later, 2),
         "used_memory_growth_per_player": round(grown / options.members, 1),
@@ -101,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         options.error(f"--members must be at least {BATCH}")
     result: dict[str, Any] = {"benchmark": "segments", "when": now_stamp()}
     result |= {"members": options.members, "id_bytes": ID_BYTES, "batch": BATCH}
-    result |= {"countries": COUNTRIES, "platforms": PLATFORMS, "seed": options.seed}
+    result |= {"countries": COUNTRIES, "platforms": PLATFORMS, "clan_members": CLAN_MEMBERS}
+    result |= {"seed": options.seed}
     with (
         Program("segments") as run,
         tempfile.TemporaryDirectory(prefix="bench-segments-") as work,
@@ -122,10 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         return run.code
     plain, segmented = result["plain"], result["segmented"]
     extra = segmented["used_memory_growth_per_player"] - plain["used_memory_growth_per_player"]
-    result["bytes_per_player_per_dimension"] = round(extra / DIMENSIONS, 1)
+    # The clan's members' set is a dimension's worth; its standing is one entry per clan.
+    result["bytes_per_player_per_dimension"] = round(extra / (DIMENSIONS + 1), 1)
     json_write(result, options.output)
     rows = [
-        (f"{f['dimensions']} dimensions", f"{f['redis_cpu_us_first_write']:.2f}",
+        ("no dimensions, no clans" if not f["dimensions"] else
+         f"{f['dimensions']} dimensions and a clan", f"{f['redis_cpu_us_first_write']:.2f}",
          f"{f['redis_cpu_us_later_write']:.2f}", f"{f['used_memory_growth_per_player']:.1f}")
         for f in (plain, segmented)
     ]  # fmt: skip
@@ -133,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"What segments cost: {title}\n")
     header = "Board | Redis CPU a first write (µs) | a later write (µs) | Bytes a player"
     print("\n".join(table(header, "lrrr", rows)))
-    print(f"\nBytes a player a dimension: {result['bytes_per_player_per_dimension']:.1f}")
+    per = result["bytes_per_player_per_dimension"]
+    print(f"\nBytes a player a dimension (a clan counted as one): {per:.1f}")
     return 0
 
 

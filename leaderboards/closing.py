@@ -11,8 +11,9 @@ is finished by the next one without duplicating or losing a row:
 3. snapshotted the ZSET, paged by rank, is copied into the archive (replacing any partial copy)
 4. verified   the archive is checked against PostgreSQL's totals: same players, same points,
                ranks in tie-rule order; otherwise the ZSET is rebuilt and snapshotted again;
-               then each player's rank within each segment of the board is archived too,
-               in the archive's order, by the segment values the players have now
+               then each player's rank within each segment of the board and within their
+               clan is archived too, in the archive's order, by the segment values and clan
+               the players have now, and the clan board from the archived points
 5. rewarded    reward tiers are applied to the archive (and segment tiers to the segments'
                ranks), never to the live key (rewards.py)
 6. closed      done; the Redis key is kept for the board's retention days, then unlinked
@@ -30,7 +31,7 @@ from django.utils import timezone
 
 from config.building_blocks.errors import Conflict
 from seasons.locks import SeasonBusy, season_job
-from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
+from seasons.models import MAX_SEASON_SECONDS, ScoreOperator, Season, SeasonState
 from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
 from seasons.services import season_create
 
@@ -115,6 +116,7 @@ def _season_close(
     else:
         raise StandingsMismatch(f"season {season.pk}: {problems}")
     _segments_archive(season)
+    _clans_archive(season)
     _step(season, "verified")
 
     awarded = season_rewards_award(season=season, now=now)
@@ -240,24 +242,65 @@ def _segments_archive(season: Season) -> int:
         cursor.execute(
             "DELETE FROM leaderboards_archivedsegmentstanding WHERE season_id = %s", [season.pk]
         )
-        if not dimensions:
-            return 0
         # Ordinal ranks follow the archive's; a competition rank is one more than the members
-        # with better points, which are the ones with a lower competition rank on the board.
+        # with better points, which are the ones with a lower competition rank on the board. A
+        # clan's members are the segment `clan:<id>`.
         cursor.execute(
             """
             INSERT INTO leaderboards_archivedsegmentstanding
                 (season_id, segment, rank, competition_rank, player_id)
-            SELECT a.season_id, s.dimension || ':' || s.value,
-                   row_number() OVER (PARTITION BY s.dimension, s.value ORDER BY a.rank),
-                   rank() OVER (PARTITION BY s.dimension, s.value ORDER BY a.competition_rank),
+            SELECT a.season_id, s.segment,
+                   row_number() OVER (PARTITION BY s.segment ORDER BY a.rank),
+                   rank() OVER (PARTITION BY s.segment ORDER BY a.competition_rank),
                    a.player_id
             FROM seasons_archivedstanding a
-            JOIN matches_playersegment s
-              ON s.player_id = a.player_id AND s.dimension = ANY(%s)
+            JOIN (SELECT player_id, dimension || ':' || value AS segment
+                  FROM matches_playersegment WHERE dimension = ANY(%s)
+                  UNION ALL
+                  SELECT player_id, 'clan:' || clan_id FROM matches_player
+                  WHERE clan_id IS NOT NULL) s
+              ON s.player_id = a.player_id
             WHERE a.season_id = %s
             """,
             [dimensions, season.pk],
+        )
+        return cursor.rowcount
+
+
+# The clan board at the close, from the archive: by the sum of the members' points (signed, so
+# a lowest-first board's smallest sum is first; equal sums in the live board's order, the clan id
+# that sorts last first) or by each clan's best member (their archived rank orders the clans).
+_CLANS_SUMMED = """
+    SELECT clan_id, row_number() OVER (ORDER BY signed DESC, clan_id COLLATE "C" DESC),
+           rank() OVER (ORDER BY signed DESC), points, members
+    FROM (SELECT p.clan_id, sum(a.points) AS points, count(*) AS members,
+                 CASE WHEN %(lowest_first)s THEN -sum(a.points) ELSE sum(a.points) END AS signed
+          FROM seasons_archivedstanding a JOIN matches_player p ON p.player_id = a.player_id
+          WHERE a.season_id = %(season)s AND p.clan_id IS NOT NULL GROUP BY p.clan_id) c
+"""
+_CLANS_BEST = """
+    SELECT clan_id, row_number() OVER (ORDER BY best_rank), rank() OVER (ORDER BY best_base),
+           points, members
+    FROM (SELECT p.clan_id, min(a.rank) AS best_rank, min(a.competition_rank) AS best_base,
+                 (array_agg(a.points ORDER BY a.rank))[1] AS points, count(*) AS members
+          FROM seasons_archivedstanding a JOIN matches_player p ON p.player_id = a.player_id
+          WHERE a.season_id = %(season)s AND p.clan_id IS NOT NULL GROUP BY p.clan_id) c
+"""
+
+
+def _clans_archive(season: Season) -> int:
+    """The season's final clan board (leaderboards.models.ArchivedClanStanding), by the clans
+    the archived players are in at the close; one transaction replaces an earlier copy."""
+    summed = season.board.score_operator == ScoreOperator.SUM
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM leaderboards_archivedclanstanding WHERE season_id = %s", [season.pk]
+        )
+        cursor.execute(
+            "INSERT INTO leaderboards_archivedclanstanding"
+            " (clan_id, rank, competition_rank, points, members, season_id, reward_code)"
+            " SELECT *, %(season)s, '' FROM (" + (_CLANS_SUMMED if summed else _CLANS_BEST) + ") r",
+            {"season": season.pk, "lowest_first": season.board.lowest_first},
         )
         return cursor.rowcount
 

@@ -4,7 +4,7 @@ reconciliation run found and repaired)."""
 
 from django.db import models
 
-from matches.models import Player
+from matches.models import Clan, Player
 from seasons.models import Season
 
 
@@ -111,6 +111,34 @@ class ArchivedSegmentStanding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.season_id} {self.segment} #{self.rank} {self.player_id}"
+
+
+class ArchivedClanStanding(models.Model):
+    """A closed season's final clan board: each clan with archived members (by the clan they are
+    in at the close), ranked by their archived points' sum or best, as the live clan board ranks
+    them (equal sums tie by clan id, equal bests by their members' ranks), with the reward a clan
+    tier gave it. Written by the close (closing.py)."""
+
+    season = models.ForeignKey(
+        Season, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    clan = models.ForeignKey(
+        Clan, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    rank = models.PositiveIntegerField()
+    competition_rank = models.PositiveIntegerField()
+    points = models.BigIntegerField()
+    members = models.PositiveIntegerField()
+    reward_code = models.CharField(max_length=64, blank=True, db_default="", default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["season", "rank"], name="clan_archive_unique_rank"),
+            models.UniqueConstraint(fields=["season", "clan"], name="clan_archive_unique_clan"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.season_id} #{self.rank} {self.clan_id}"
 
 
 class SeasonReward(models.Model):

@@ -113,7 +113,7 @@ def _check(season: Season, player_ids: list[str], tally: Tally) -> None:
             continue
         stored = _stored(season, differing)
         expected = _expected(season, differing)
-        entries = segment_entries(differing, season.board.segment_dimensions)
+        entries = segment_entries(differing, season.board)
         for player_id, composite in expected.items():
             current = stored[player_id]
             if current == composite:
@@ -148,10 +148,9 @@ def _check_segments(
     has them (a Redis back from an older copy, after the refresh that moved them): moved, by a
     compare-and-set of the score they have. A value Redis holds newer than the one just read is
     a change committed since, not drift."""
-    dimensions = season.board.segment_dimensions
-    if not dimensions or not player_ids:
+    if not player_ids:
         return
-    entries = segment_entries(player_ids, dimensions)
+    entries = segment_entries(player_ids, season.board)
     held = store.segment_entries_held(season.pk, player_ids, shards=season.shards)
     for player_id in player_ids:
         entry = entries.get(player_id, "")

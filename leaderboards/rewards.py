@@ -45,7 +45,7 @@ _SEGMENT_REWARDS = f"""
         %(season)s, a.player_id, a.rank, t.reward_code, %(now)s, a.segment
     FROM (SELECT player_id, rank, segment, count(*) OVER (PARTITION BY segment) AS players
           FROM leaderboards_archivedsegmentstanding WHERE season_id = %(season)s) a
-    JOIN seasons_rewardtier t ON t.board_id = %(board)s
+    JOIN seasons_rewardtier t ON t.board_id = %(board)s AND t.segment_dimension <> 'clan'
         AND t.segment_dimension = split_part(a.segment, ':', 1) AND (
         (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
         OR (t.top_percent IS NOT NULL
@@ -55,6 +55,32 @@ _SEGMENT_REWARDS = f"""
 
 _ARCHIVE = "SELECT player_id, rank FROM seasons_archivedstanding WHERE season_id = %(season)s"
 _GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s(player_id, rank)"
+
+
+# Each archived clan with the one clan tier it gets, if any (a percentage is of the clans).
+_CLAN_TIERS = f"""
+    SELECT DISTINCT ON (a.clan_id) a.clan_id, t.reward_code, t.members_too
+    FROM (SELECT clan_id, rank, count(*) OVER () AS players
+          FROM leaderboards_archivedclanstanding WHERE season_id = %(season)s) a
+    JOIN seasons_rewardtier t ON t.board_id = %(board)s AND t.segment_dimension = 'clan' AND (
+        (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
+        OR (t.top_percent IS NOT NULL
+            AND a.rank <= {_PERCENT_LAST_RANK.replace("%(players)s", "a.players")}))
+    ORDER BY a.clan_id, {_TIER_ORDER}
+"""
+# The clans' rewards on the archive's rows, and to the members of a clan whose tier says so,
+# each at their rank within the clan (the segment `clan:<id>`).
+_CLAN_REWARDS = f"""
+    WITH tiers AS ({_CLAN_TIERS}),
+    given AS (
+        UPDATE leaderboards_archivedclanstanding c SET reward_code = tiers.reward_code
+        FROM tiers WHERE c.season_id = %(season)s AND c.clan_id = tiers.clan_id)
+    INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at, segment)
+    SELECT %(season)s, s.player_id, s.rank, tiers.reward_code, %(now)s, s.segment
+    FROM tiers JOIN leaderboards_archivedsegmentstanding s
+      ON s.season_id = %(season)s AND s.segment = 'clan:' || tiers.clan_id
+    WHERE tiers.members_too
+"""
 
 
 def season_rewards_award(*, season: Season, now: datetime) -> int:
@@ -80,9 +106,14 @@ def season_rewards_award(*, season: Season, now: datetime) -> int:
             },
         )
         awarded = cursor.rowcount
+        params = {"season": season.pk, "now": now, "board": season.board_id}
+        cursor.execute(_SEGMENT_REWARDS, params)
+        awarded += cursor.rowcount
         cursor.execute(
-            _SEGMENT_REWARDS, {"season": season.pk, "now": now, "board": season.board_id}
+            "UPDATE leaderboards_archivedclanstanding SET reward_code = '' WHERE season_id = %s",
+            [season.pk],
         )
+        cursor.execute(_CLAN_REWARDS, params)
         return awarded + cursor.rowcount
 
 

@@ -1,7 +1,8 @@
-"""Players' segment values as the ranking store keeps them: one entry per player and board,
-"<stamp>|country:DE|platform:pc" (the player's count of segment changes, then their value in each
-of the board's dimensions that they have), read from PostgreSQL for the mirror, the refreshes,
-the corrections, the rebuild and reconciliation (see "Segments" at store/scripts.py)."""
+"""Players' segment values and clan as the ranking store keeps them: one entry per player and
+board, "<stamp>|country:DE|platform:pc" (the player's count of changes of values and clan, then
+their value in each of the board's dimensions that they have), and for a clan member
+"<stamp>;<clan rule>|...|clan:<id>", read from PostgreSQL for the mirror, the refreshes, the
+corrections, the rebuild and reconciliation (see "Segments" at store/scripts.py)."""
 
 from __future__ import annotations
 
@@ -12,54 +13,76 @@ from django.db import connection
 
 from config.building_blocks.errors import InvalidInput
 from config.building_blocks.segments import (
+    CLAN_DIMENSION,
     DIMENSION_CHARACTERS,
     DIMENSION_RULE,
     SEGMENT_VALUE_CHARACTERS,
     SEGMENT_VALUE_RULE,
 )
+from seasons.models import Board, ScoreOperator
+from seasons.scoring import MAX_POINTS
 
 _SEGMENT = re.compile(rf"\A{DIMENSION_CHARACTERS}:{SEGMENT_VALUE_CHARACTERS}\Z")
 
-# A player whose values never changed has none: no entry ("").
+# The segment of a clan's members (a board's dimension may not be named so).
+CLAN_SEGMENT = CLAN_DIMENSION
+
+# A player whose values and clan never changed has none: no entry ("").
 _ENTRIES = """
-    SELECT p.player_id, p.segments_changes, s.dimension, s.value
+    SELECT p.player_id, p.segments_changes, p.clan_id, s.dimension, s.value
     FROM matches_player p
     LEFT JOIN matches_playersegment s ON s.player_id = p.player_id AND s.dimension = ANY(%s)
     WHERE p.player_id = ANY(%s) AND p.segments_changes > 0
 """
 
 # The same entry computed by PostgreSQL for a query over many players (the rebuild's), with the
-# board's dimensions as its one parameter (named `%(dimensions)s`) and the players' table as `p`.
+# board's dimensions and clan rule as its parameters (`%(dimensions)s`, `%(clan_rule)s`) and the
+# players' table as `p`.
 ENTRY_SQL = """
-    CASE WHEN p.segments_changes = 0 THEN '' ELSE p.segments_changes::text || COALESCE((
-        SELECT string_agg('|' || s.dimension || ':' || s.value, ''
-                          ORDER BY array_position(%(dimensions)s::text[], s.dimension::text))
-        FROM matches_playersegment s
-        WHERE s.player_id = p.player_id AND s.dimension = ANY(%(dimensions)s)), '') END
+    CASE WHEN p.segments_changes = 0 THEN '' ELSE p.segments_changes::text
+        || CASE WHEN p.clan_id IS NULL THEN '' ELSE ';' || %(clan_rule)s END
+        || COALESCE((
+            SELECT string_agg('|' || s.dimension || ':' || s.value, ''
+                              ORDER BY array_position(%(dimensions)s::text[], s.dimension::text))
+            FROM matches_playersegment s
+            WHERE s.player_id = p.player_id AND s.dimension = ANY(%(dimensions)s)), '')
+        || CASE WHEN p.clan_id IS NULL THEN '' ELSE '|clan:' || p.clan_id END END
 """
 
 
-def entry(changes: int, values: dict[str, str], dimensions: Sequence[str]) -> str:
+def clan_rule(board: Board) -> str:
+    """How the board ranks clans, as the store's scripts read it: "sum" (its members' points,
+    those of a lowest-first board counted down from MAX_POINTS) or "best" (its best member)."""
+    rule = "sum" if board.score_operator == ScoreOperator.SUM else "best"
+    return f"{rule}.{MAX_POINTS if board.lowest_first else 0}"
+
+
+def entry(changes: int, values: dict[str, str], board: Board, clan: str | None = None) -> str:
     if changes == 0:
         return ""
-    return f"{changes}" + "".join(
-        f"|{dimension}:{values[dimension]}" for dimension in dimensions if dimension in values
+    dimensions = board.segment_dimensions
+    return (
+        f"{changes}"
+        + ("" if clan is None else f";{clan_rule(board)}")
+        + "".join(f"|{d}:{values[d]}" for d in dimensions if d in values)
+        + ("" if clan is None else f"|{CLAN_SEGMENT}:{clan}")
     )
 
 
-def segment_entries(player_ids: Collection[str], dimensions: Sequence[str]) -> dict[str, str]:
-    """Each of these players' entry on a board of these dimensions ("" for none), in one query."""
-    if not dimensions or not player_ids:
+def segment_entries(player_ids: Collection[str], board: Board) -> dict[str, str]:
+    """Each of these players' entry on this board ("" for none), in one query."""
+    if not player_ids:
         return {}
     changes: dict[str, int] = {}
+    clans: dict[str, str | None] = {}
     values: dict[str, dict[str, str]] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_ENTRIES, [list(dimensions), sorted(set(player_ids))])
-        for player_id, count, dimension, value in cursor.fetchall():
-            changes[player_id] = count
+        cursor.execute(_ENTRIES, [list(board.segment_dimensions), sorted(set(player_ids))])
+        for player_id, count, clan, dimension, value in cursor.fetchall():
+            changes[player_id], clans[player_id] = count, clan
             if dimension is not None:
                 values.setdefault(player_id, {})[dimension] = value
-    return {p: entry(changes[p], values.get(p, {}), dimensions) for p in changes}
+    return {p: entry(changes[p], values.get(p, {}), board, clans[p]) for p in changes}
 
 
 def segment_parse(raw: str | None, dimensions: Sequence[str]) -> str | None:

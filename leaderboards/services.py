@@ -21,14 +21,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
-from matches.models import PendingPlayerRefresh, PendingStanding, PlayerTotal
+from matches.models import Clan, PendingPlayerRefresh, PendingStanding, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
-from seasons.models import Season, SeasonState
+from seasons.models import Board, Season, SeasonState
 from seasons.scoring import composite_for, composite_sql
 
 from . import heals, live, store
-from .segments import ENTRY_SQL, segment_entries
+from .segments import ENTRY_SQL, clan_rule, segment_entries
 
 logger = logging.getLogger(__name__)
 
@@ -48,16 +48,16 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
     """
     if not changes:
         return 0
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT s.id, s.shards, b.segment_dimensions FROM seasons_season s"
-            " JOIN seasons_board b ON b.id = s.board_id WHERE s.id = ANY(%s) AND s.state <> %s",
-            [sorted({change.season_id for change in changes}), SeasonState.CLOSED],
-        )
-        live_seasons = {season_id: (shards, dims) for season_id, shards, dims in cursor.fetchall()}
+    live_seasons = {
+        season.pk: season
+        for season in Season.objects.filter(pk__in={c.season_id for c in changes})
+        .exclude(state=SeasonState.CLOSED)
+        .select_related("board")
+        .only("shards", "board__segment_dimensions", "board__score_operator", "board__sort_order")
+    }
     live_changes = [c for c in changes if c.season_id in live_seasons]
     entries = _entries_by_season(
-        {c.season_id: live_seasons[c.season_id][1] for c in live_changes},
+        {c.season_id: live_seasons[c.season_id].board for c in live_changes},
         {c.player_id for c in live_changes},
     )
     mirrored = store.mirror_standings(
@@ -66,7 +66,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             player_id=c.player_id,
             composite=c.composite,
             worsening=c.worsening,
-            shards=live_seasons[c.season_id][0],
+            shards=live_seasons[c.season_id].shards,
             stamp=c.pending_id,
             segments=entries[c.season_id].get(c.player_id, ""),
         )
@@ -89,14 +89,13 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
 
 
 def _entries_by_season(
-    dimensions: dict[int, Sequence[str]], player_ids: Collection[str]
+    boards: dict[int, Board], player_ids: Collection[str]
 ) -> dict[int, dict[str, str]]:
-    """The players' segment entries on each season's board (by its dimensions), one query per
-    distinct set of dimensions (none for boards without)."""
-    by_dimensions: dict[tuple[str, ...], dict[str, str]] = {}
-    for dims in {tuple(d) for d in dimensions.values()}:
-        by_dimensions[dims] = segment_entries(player_ids, dims)
-    return {season_id: by_dimensions[tuple(dims)] for season_id, dims in dimensions.items()}
+    """The players' segment entries (values and clan) on each season's board, one query a
+    board."""
+    by_board = {board.pk: board for board in boards.values()}
+    entries = {pk: segment_entries(player_ids, board) for pk, board in by_board.items()}
+    return {season_id: entries[board.pk] for season_id, board in boards.items()}
 
 
 def _seasons_not_whole(not_whole: dict[int, store.NotWhole]) -> None:
@@ -232,6 +231,7 @@ def _season_composites(
             "starts_at": season.starts_at,
             "season": season.id,
             "dimensions": list(board.segment_dimensions),
+            "clan_rule": clan_rule(board),
         }
     else:
         source = _FROM_ARCHIVE if from_archive else _FROM_TOTALS
@@ -248,8 +248,11 @@ def _season_composites(
 
 def _rebuilt_segmented(season: Season, from_archive: bool) -> bool:
     """Whether the season's rebuild builds segment sets: a live season of a board with segment
-    dimensions. A closed season's reads of segments answer from its archive."""
-    return bool(season.board.segment_dimensions) and not from_archive
+    dimensions, or of any board once a clan exists. A closed season's reads of segments and
+    clans answer from its archive."""
+    if from_archive:
+        return False
+    return bool(season.board.segment_dimensions) or Clan.objects.exists()
 
 
 def season_rebuild_standings(
@@ -346,7 +349,7 @@ def player_standings_refresh(*, player_id: str) -> int:
         return len(totals)
     store.players_unban(seasons, player_id)
     entries = _entries_by_season(
-        {total.season_id: total.season.board.segment_dimensions for total in totals}, [player_id]
+        {total.season_id: total.season.board for total in totals}, [player_id]
     )
     store.write_standings(
         store.StandingWrite(
@@ -482,7 +485,7 @@ def player_standing_correct(*, season_id: int, player_id: str) -> bool:
                 lowest_first=season.board.lowest_first,
             )
         )
-        entries = segment_entries([player_id], season.board.segment_dimensions)
+        entries = segment_entries([player_id], season.board)
         written = store.standing_correct(
             season_id,
             player_id,

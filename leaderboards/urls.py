@@ -7,6 +7,11 @@ urlpatterns = [
     path("seasons/<slug:slug>/rewards", api.SeasonRewardsView.as_view(), name="season-rewards"),
     path("leaderboard/top", api.TopView.as_view(), name="leaderboard-top"),
     path("leaderboard/ranks", api.RanksView.as_view(), name="leaderboard-ranks"),
+    # The clan board's top first: a clan named "top" is read by its page, not here.
+    path("leaderboard/clans/top", api.ClansTopView.as_view(), name="leaderboard-clans-top"),
+    path(
+        "leaderboard/clans/<str:clan_id>", api.ClanStandingView.as_view(), name="leaderboard-clan"
+    ),
     path(
         "leaderboard/players/<str:player_id>",
         api.PlayerRankView.as_view(),

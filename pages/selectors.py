@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from config.building_blocks.errors import NotFound
 from config.building_blocks.player_ids import player_id_allowed
+from config.building_blocks.segments import clan_id_allowed
+from leaderboards.clans import clan_standing, clans_top
 from leaderboards.friends import player_friends_view
 from leaderboards.history import player_history
 from leaderboards.segments import segment_parse
@@ -29,6 +31,9 @@ from .models import RankSample
 PAGE_SIZE = 100
 # Players shown above and below a player on their page.
 AROUND = 5
+# Clans a clan-board page lists, and members a clan page lists.
+CLANS_PAGE = 100
+CLAN_MEMBERS_PAGE = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,32 @@ def board_page(
         "pages": pages,
         "offset": offset,
         "page_size": PAGE_SIZE,
+    }
+
+
+def clans_page(
+    *, board_slug: str, season_slug: str | None, now: datetime | None = None
+) -> dict[str, Any]:
+    """The clan board's first CLANS_PAGE clans of a board's season (the running one by default)."""
+    now = now or timezone.now()
+    season = season_for_read(board_slug=board_slug, season_slug=season_slug)
+    return {
+        **_board_and_seasons(season, now),
+        "clans": clans_top(season=season, limit=CLANS_PAGE),
+    }
+
+
+def clan_page(
+    *, board_slug: str, clan_id: str, season_slug: str | None, now: datetime | None = None
+) -> dict[str, Any]:
+    """A clan's standing on a board's season with its first CLAN_MEMBERS_PAGE members."""
+    now = now or timezone.now()
+    season = season_for_read(board_slug=board_slug, season_slug=season_slug)
+    if not clan_id_allowed(clan_id):
+        raise NotFound(f"There is no clan '{clan_id}'.", code="clan_not_found")
+    return {
+        **_board_and_seasons(season, now),
+        "clan": clan_standing(season=season, clan_id=clan_id, n=2, limit=CLAN_MEMBERS_PAGE),
     }
 
 

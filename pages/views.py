@@ -111,6 +111,22 @@ def board(request: HttpRequest, board: str, season: str | None = None) -> HttpRe
 
 
 @page_view
+def clans(request: HttpRequest, board: str) -> HttpResponse:
+    """The board's clan board (of its running season, or of `?season=`)."""
+    context = selectors.clans_page(board_slug=board, season_slug=request.GET.get("season") or None)
+    return render(request, "pages/clans.html", context)
+
+
+@page_view
+def clan(request: HttpRequest, board: str, clan_id: str) -> HttpResponse:
+    """A clan on the board: its rank and points, and its members ranked within it."""
+    context = selectors.clan_page(
+        board_slug=board, clan_id=clan_id, season_slug=request.GET.get("season") or None
+    )
+    return render(request, "pages/clan.html", context)
+
+
+@page_view
 def player_lookup(request: HttpRequest) -> HttpResponse:
     """The lookup box is a plain GET form too: its answer is the player's page."""
     player_id = request.GET.get("player_id", "").strip()

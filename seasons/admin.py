@@ -73,7 +73,14 @@ class SeasonInline(admin.TabularInline):
 class RewardTierInline(admin.TabularInline):
     model = RewardTier
     extra = 1
-    fields = ("rank_from", "rank_to", "top_percent", "segment_dimension", "reward_code")
+    fields = (
+        "rank_from",
+        "rank_to",
+        "top_percent",
+        "segment_dimension",
+        "members_too",
+        "reward_code",
+    )
 
 
 @admin.register(Board)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from config.building_blocks.expressions import EachMatches
 from config.building_blocks.segments import (
+    CLAN_DIMENSION,
     DIMENSION_CHARACTERS,
     MAX_DIMENSIONS,
     dimension_validator,
@@ -162,6 +163,10 @@ class Board(models.Model):
             self.schedule_cron = ""
         if len(set(self.segment_dimensions)) != len(self.segment_dimensions):
             raise ValidationError({"segment_dimensions": "Name each dimension once."})
+        if CLAN_DIMENSION in self.segment_dimensions:
+            raise ValidationError(
+                {"segment_dimensions": f"'{CLAN_DIMENSION}' is every board's clans: name it so."}
+            )
         self._rules_unchanged_while_running()
 
     def _rules_unchanged_while_running(self) -> None:
@@ -442,8 +447,13 @@ class RewardTier(models.Model):
         blank=True,
         default="",
         validators=[dimension_validator],
-        help_text="Empty for the whole board, or one of its segment dimensions: the ranks are "
-        "then within each value of it (the top 100 of each country).",
+        help_text="Empty for the whole board, one of its segment dimensions (the ranks are "
+        "then within each value of it: the top 100 of each country), or 'clan': the clan "
+        "board's ranks.",
+    )
+    # A clan tier's reward goes to the clan and, with this, to each of its members as well.
+    members_too = models.BooleanField(
+        default=False, help_text="For a clan tier: each member of the clan gets the reward too."
     )
 
     class Meta:
@@ -482,11 +492,20 @@ class RewardTier(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        if self.segment_dimension and self.segment_dimension not in (
-            self.board.segment_dimensions if self.board_id else []
+        if self.segment_dimension not in (
+            "",
+            CLAN_DIMENSION,
+            *(self.board.segment_dimensions if self.board_id else []),
         ):
             raise ValidationError(
-                {"segment_dimension": "Name one of the board's segment dimensions."}
+                {
+                    "segment_dimension": "Name one of the board's segment dimensions, or "
+                    f"'{CLAN_DIMENSION}' for its clan board."
+                }
+            )
+        if self.members_too and self.segment_dimension != CLAN_DIMENSION:
+            raise ValidationError(
+                {"members_too": f"Only a tier of '{CLAN_DIMENSION}' rewards a clan's members."}
             )
         if self.top_percent is not None:
             if self.rank_from is not None or self.rank_to is not None:

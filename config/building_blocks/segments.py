@@ -11,6 +11,8 @@ from django.core.validators import RegexValidator
 
 # Dimensions one board may declare: every write of the board writes one set per dimension.
 MAX_DIMENSIONS = 4
+# The segment of a clan's members on every board: no board's dimension may be named so.
+CLAN_DIMENSION = "clan"
 DIMENSION_CHARACTERS = r"[a-z][a-z0-9_]{0,31}"
 DIMENSION_RULE = "1-32 lowercase letters, digits or '_', starting with a letter"
 dimension_validator = RegexValidator(rf"\A{DIMENSION_CHARACTERS}\Z", f"Use {DIMENSION_RULE}.")

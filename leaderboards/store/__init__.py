@@ -20,6 +20,7 @@ module holds one job, and imports only the ones listed before it:
 - reconciliation.py: reconciliation's scan, its cursor and its checked-through points.
 - single.py: reads of one sorted set, as script calls and replies.
 - sharded.py: reads of a sharded board, as plans of round trips, and their drivers.
+- clans.py: a sharded season's clan board, put together from its shards' parts.
 - reads.py: the reads callers make, synchronous and from the event loop.
 """
 
@@ -45,8 +46,9 @@ from .claims import (
     season_job_queue_claim,
     season_job_run_claim,
 )
+from .clans import clans_together
 from .database import delete_prefixed_keys, identity_claim, identity_current, ping
-from .keys import season_keys, shard_of, standings_key
+from .keys import CLANS, clan_members_segment, season_keys, shard_of, standings_key
 from .reads import (
     aplayer_banned_in,
     aread_around,
@@ -90,6 +92,7 @@ from .writes import (
 )
 
 __all__ = [
+    "CLANS",
     "BatchRead",
     "Mirrored",
     "NotWhole",
@@ -104,6 +107,8 @@ __all__ = [
     "aread_rank",
     "ashared_answer_get",
     "board_size",
+    "clan_members_segment",
+    "clans_together",
     "checked_through",
     "checked_through_set",
     "client",

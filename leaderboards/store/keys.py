@@ -35,6 +35,15 @@ def segment_key(standings: str, segment: str) -> str:
     return f"{standings}:{segment}"
 
 
+# The clans' standings of a shard's set (`<set>:clans`, a name no segment has: a segment's has a
+# colon), read as a segment of the set is. A clan's members are the segment `clan:<id>`.
+CLANS = "clans"
+
+
+def clan_members_segment(clan_id: str) -> str:
+    return f"clan:{clan_id}"
+
+
 def season_key(season_id: int, name: str) -> str:
     """A key of the season as a whole (shared answers, the reconciliation's cursor)."""
     return f"{settings.LEADERBOARD_KEY_PREFIX}{{s{season_id}}}:{name}"

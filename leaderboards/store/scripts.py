@@ -124,26 +124,71 @@ return out
 
 # Segments (keys.py, "Segments"). A member's entry is "<stamp>|country:DE|platform:pc": its
 # values in the board's dimensions as PostgreSQL had them when read, stamped with the player's
-# count of segment changes, so an entry read before a change never replaces one read after it
-# (a mirror task that read PostgreSQL before the change and writes after the refresh). An entry
-# "" is none known (the board declares no dimensions, or the player never had values).
+# count of changes (of values and of clan), so an entry read before a change never replaces one
+# read after it (a mirror task that read PostgreSQL before the change and writes after the
+# refresh). An entry "" is none known (no dimensions on the board and no clan, or the player never
+# had either). A player in a clan has "|clan:<id>" too, a segment of its own (the clan's members,
+# ranked), and after the stamp the board's clan rule, "7;sum.0|...": how the clan's standing in
+# `<set>:clans` is made of its members' (see `clan_follow`).
 # `segments_follow` keeps one side's segment sets (the live set's, or the set being built's) on
 # what that set holds: a newer entry moves the member out of its old segments and into the new,
 # then each segment set of its current values gets the member's score in the set exactly (or
 # loses the member, off the set: banned, voided).
-_LUA_SEGMENTS = """
-local names_of = {}
+_LUA_SEGMENTS = f"""
+local names_of = {{}}
+-- An entry's segments: each {{name, the clan it names or false}}.
 local function segment_names(entry)
   local found = names_of[entry]
   if not found then
-    found = {}
-    for name in string.gmatch(entry, '|([^|]+)') do found[#found + 1] = name end
+    found = {{}}
+    for name in string.gmatch(entry, '|([^|]+)') do
+      found[#found + 1] = {{name, string.match(name, '^clan:(.+)$') or false}}
+    end
     names_of[entry] = found
   end
   return found
 end
 local function stamp_of(entry)
   return tonumber(string.match(entry, '^%d+'))
+end
+-- A clan's standing after its members' set `members` changed for one member from `before` to
+-- `after` (scores, or false for absent): on a board of sums, the sum of its members' points
+-- (signed: a lowest-first board's as negatives, so a larger standing is better) times the time
+-- slots, so its points part reads as a composite's does (with no time part: equal sums tie),
+-- kept by the difference; on a board of bests, its best member's score itself (their time
+-- breaks ties). A clan without members on the set has no standing.
+local function clan_follow(set, entry, clan, members, before, after)
+  local rule, offset = string.match(entry, '^%d+;(%a+)%.(%d+)')
+  if not rule then return end
+  local clans = set .. ':clans'
+  if redis.call('EXISTS', members) == 0 then
+    redis.call('ZREM', clans, clan)
+  elseif rule == 'sum' then
+    local function signed(score)
+      if not score then return 0 end
+      return math.floor(tonumber(score) / {TIME_SLOTS}) - tonumber(offset)
+    end
+    redis.call('ZINCRBY', clans, (signed(after) - signed(before)) * {TIME_SLOTS}, clan)
+  else
+    local best = redis.call('ZREVRANGE', members, 0, 0, 'WITHSCORES')
+    redis.call('ZADD', clans, best[2], clan)
+  end
+end
+-- One segment set of the member: `score` by `rule`, or `exact`, or off it (both false); its
+-- clan's standing follows.
+local function segment_write(set, entry, segment, member, rule, score, exact)
+  local key = set .. ':' .. segment[1]
+  local before = segment[2] and redis.call('ZSCORE', key, member)
+  if rule then
+    redis.call('ZADD', key, rule, score, member)
+  elseif exact then
+    redis.call('ZADD', key, exact, member)
+  else
+    redis.call('ZREM', key, member)
+  end
+  if segment[2] then
+    clan_follow(set, entry, segment[2], key, before, redis.call('ZSCORE', key, member))
+  end
 end
 -- `rule` and `score`: the write just made to `set` (GT or LT), which the member's segment sets
 -- get too; without them (a correction, a move, a ban) they get what `set` holds now, exactly.
@@ -152,26 +197,20 @@ local function segments_follow(set, values, names, member, entry, rule, score)
   local current = held
   if entry ~= '' and entry ~= held and (not held or stamp_of(entry) > stamp_of(held)) then
     if held then
-      for _, name in ipairs(segment_names(held)) do
-        redis.call('ZREM', set .. ':' .. name, member)
+      for _, segment in ipairs(segment_names(held)) do
+        segment_write(set, held, segment, member, false, false, false)
       end
     end
     redis.call('HSET', values, member, entry)
-    for _, name in ipairs(segment_names(entry)) do redis.call('SADD', names, name) end
+    for _, segment in ipairs(segment_names(entry)) do redis.call('SADD', names, segment[1]) end
     current = entry
     rule = nil
   end
   if not current then return end
   local exact = false
   if not rule then exact = redis.call('ZSCORE', set, member) end
-  for _, name in ipairs(segment_names(current)) do
-    if rule then
-      redis.call('ZADD', set .. ':' .. name, rule, score, member)
-    elseif exact then
-      redis.call('ZADD', set .. ':' .. name, exact, member)
-    else
-      redis.call('ZREM', set .. ':' .. name, member)
-    end
+  for _, segment in ipairs(segment_names(current)) do
+    segment_write(set, current, segment, member, rule, score, exact)
   end
 end
 -- Whether each side has segments at all, looked at once a call: a member of a board without
@@ -304,6 +343,7 @@ if ARGV[3] == '1' then
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
     redis.call('EXPIRE', KEYS[4] .. ':' .. name, ARGV[2])
   end
+  redis.call('EXPIRE', KEYS[4] .. ':clans', ARGV[2])
   redis.call('EXPIRE', KEYS[9], ARGV[2])
   redis.call('EXPIRE', KEYS[11], ARGV[2])
 elseif not any_corrected then
@@ -362,15 +402,15 @@ redis.call('DEL', KEYS[3])
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[10])) do
   redis.call('UNLINK', KEYS[1] .. ':' .. name)
 end
-redis.call('UNLINK', KEYS[1], KEYS[8], KEYS[10])
+redis.call('UNLINK', KEYS[1], KEYS[8], KEYS[10], KEYS[1] .. ':clans')
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
   if redis.call('EXISTS', KEYS[4] .. ':' .. name) == 1 then
     redis.call('RENAME', KEYS[4] .. ':' .. name, KEYS[1] .. ':' .. name)
     redis.call('PERSIST', KEYS[1] .. ':' .. name)
   end
 end
-for i, live in ipairs({KEYS[1], KEYS[8], KEYS[10]}) do
-  local built = ({KEYS[4], KEYS[9], KEYS[11]})[i]
+for i, live in ipairs({KEYS[1], KEYS[8], KEYS[10], KEYS[1] .. ':clans'}) do
+  local built = ({KEYS[4], KEYS[9], KEYS[11], KEYS[4] .. ':clans'})[i]
   if redis.call('EXISTS', built) == 1 then
     redis.call('RENAME', built, live)
     redis.call('PERSIST', live)
@@ -381,13 +421,13 @@ return redis.call('ZCARD', KEYS[1])
 """
 )
 
-# Free a set with its segment sets and their names (KEYS[1], KEYS[2]; KEYS[3] and on: more keys
-# to free with them): a deleted season's, or a rebuild's half-built one.
+# Free a set with its segment sets, their names and its clans' standings (KEYS[1], KEYS[2];
+# KEYS[3] and on: more keys to free with them): a deleted season's, or a rebuild's half-built one.
 DROP = """
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   redis.call('UNLINK', KEYS[1] .. ':' .. name)
 end
-redis.call('UNLINK', unpack(KEYS))
+redis.call('UNLINK', KEYS[1] .. ':clans', unpack(KEYS))
 return 1
 """
 

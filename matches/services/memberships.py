@@ -50,20 +50,19 @@ def memberships_write(
     player: Player, *, clan: object = UNCHANGED, segments: Mapping[str, str | None] | None = None
 ) -> None:
     """Store what was given, inside the caller's transaction with the player's row locked. New
-    segment values are counted (the stamp of their copies in Redis) and owe the player's live
-    boards a refresh, which moves their standings into the new segments."""
-    if clan is not UNCHANGED and player.clan_id != clan:
+    segment values or a new clan are counted (the stamp of their copies in Redis) and owe the
+    player's live boards a refresh, which moves their standings into the new segments and clan."""
+    joined = clan is not UNCHANGED and player.clan_id != clan
+    if joined:
         player.clan_id = clan  # type: ignore[assignment]
         player.save(update_fields=["clan", "updated_at"])
-    if not segments:
-        return
     held = dict(
-        PlayerSegment.objects.filter(player=player, dimension__in=segments).values_list(
+        PlayerSegment.objects.filter(player=player, dimension__in=segments or {}).values_list(
             "dimension", "value"
         )
     )
-    changed = {d: v for d, v in segments.items() if held.get(d) != v}
-    if not changed:
+    changed = {d: v for d, v in (segments or {}).items() if held.get(d) != v}
+    if not changed and not joined:
         return
     for dimension, value in changed.items():
         if value is None:

@@ -39,11 +39,12 @@ def test_segments_measure_the_write_and_the_memory_with_and_without_dimensions(
     assert result["members"] == MEMBERS
     plain, segmented = result["plain"], result["segmented"]
     assert (plain["dimensions"], plain["segment_sets"]) == (0, 0)
-    # Every country and every platform holds players.
-    assert (segmented["dimensions"], segmented["segment_sets"]) == (2, 50 + 4)
+    # Every country, every platform and every clan (of 50 players each) holds players.
+    assert (segmented["dimensions"], segmented["segment_sets"]) == (2, 50 + 4 + MEMBERS // 50)
+    assert (plain["clans"], segmented["clans"]) == (0, MEMBERS // 50)
     for figures in (plain, segmented):
         assert figures["redis_cpu_us_first_write"] > 0
         assert figures["redis_cpu_us_later_write"] > 0
     assert segmented["used_memory_growth_per_player"] > plain["used_memory_growth_per_player"] > 0
     assert result["bytes_per_player_per_dimension"] > 0
-    assert "| 2 dimensions |" in completed.stdout
+    assert "| 2 dimensions and a clan |" in completed.stdout

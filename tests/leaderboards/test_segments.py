@@ -335,3 +335,10 @@ def test_a_reward_tier_names_one_of_its_boards_dimensions(ranked):
     with pytest.raises(Exception, match="segment dimensions"):
         tier.full_clean()
     assert not PlayerSegment.objects.filter(dimension="galaxy").exists()
+
+
+def test_a_friends_view_within_a_segment_is_refused_with_its_error(client, ranked):
+    response = client.get("/api/v1/leaderboard/players/de1/friends?board=ranked&segment=country:DE")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_segment"

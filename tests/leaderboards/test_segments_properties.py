@@ -1,6 +1,7 @@
-"""For random histories of results, moves between segments, bans, unbans, voids and rebuilds,
-every segment set in Redis holds exactly the players PostgreSQL has in that segment, each with
-the board's score of their total."""
+"""For random histories of results, moves between segments and clans, bans, unbans, voids and
+rebuilds, every segment set in Redis holds exactly the players PostgreSQL has in that segment
+(a clan's members too), each with the board's score of their total, and every clan's standing is
+the sum of its members' points."""
 
 import itertools
 from datetime import timedelta
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 
 from leaderboards import services, store
 from matches.corrections import result_void
-from matches.models import MatchResult, Player, PlayerSegment, PlayerTotal
+from matches.models import Clan, MatchResult, Player, PlayerSegment, PlayerTotal
 from matches.services import player_ban, player_unban
+from seasons.scoring import TIME_SLOTS
 from tests.factories import BoardFactory, SeasonFactory
 from tests.mirroring import expected_composite
 
@@ -20,11 +22,13 @@ pytestmark = pytest.mark.django_db
 
 PLAYERS = ["a", "b", "c", "d", "e"]
 COUNTRIES = ["DE", "FR", None]
+CLANS = ["red", "blue", None]
 _boards = itertools.count()
 
 operation = st.one_of(
     st.tuples(st.just("result"), st.sampled_from(PLAYERS), st.integers(1, 50)),
     st.tuples(st.just("move"), st.sampled_from(PLAYERS), st.sampled_from(COUNTRIES)),
+    st.tuples(st.just("join"), st.sampled_from(PLAYERS), st.sampled_from(CLANS)),
     st.tuples(st.just("ban"), st.sampled_from(PLAYERS)),
     st.tuples(st.just("unban"), st.sampled_from(PLAYERS)),
     st.tuples(st.just("void"), st.integers(0, 30)),
@@ -38,18 +42,28 @@ def _expected(season):
     values = dict(
         PlayerSegment.objects.filter(dimension="country").values_list("player_id", "value")
     )
+    clans = dict(Player.objects.filter(clan__isnull=False).values_list("player_id", "clan_id"))
     totals = PlayerTotal.objects.filter(season=season, player__banned_at__isnull=True)
     for total in totals.select_related("season__board"):
         if total.player_id in values:
             segment = f"country:{values[total.player_id]}"
             expected.setdefault(segment, {})[total.player_id] = expected_composite(total)
+        if total.player_id in clans:
+            members = f"clan:{clans[total.player_id]}"
+            expected.setdefault(members, {})[total.player_id] = expected_composite(total)
+            summed = expected.setdefault("clans", {})
+            summed[clans[total.player_id]] = summed.get(clans[total.player_id], 0) + total.points
+    if "clans" in expected:
+        expected["clans"] = {
+            clan: points * TIME_SLOTS for clan, points in expected["clans"].items()
+        }
     return expected
 
 
 def _held(season):
     keys = store.season_keys(season.pk)
     held = {}
-    for name in store.client().smembers(keys.segment_names):
+    for name in [*store.client().smembers(keys.segment_names), "clans"]:
         members = store.client().zrange(f"{keys.standings}:{name}", 0, -1, withscores=True)
         if members:
             held[name] = {player: int(score) for player, score in members}
@@ -70,7 +84,11 @@ def test_segment_sets_hold_exactly_what_postgresql_has(
     # Players carry over from the examples before: each starts unbanned and in no segment.
     for player_id in PLAYERS:
         Player.objects.get_or_create(player_id=player_id)
-    Player.objects.filter(player_id__in=PLAYERS).update(banned_at=None, banned_until=None)
+    Player.objects.filter(player_id__in=PLAYERS).update(
+        banned_at=None, banned_until=None, clan=None
+    )
+    for clan in CLANS[:-1]:
+        Clan.objects.get_or_create(clan_id=clan)
     PlayerSegment.objects.filter(player_id__in=PLAYERS).delete()
     matches = itertools.count()
     for step in history:
@@ -96,6 +114,9 @@ def test_segment_sets_hold_exactly_what_postgresql_has(
                     format="json",
                 )
                 assert moved.status_code in (200, 201), moved.content
+            elif step[0] == "join":
+                joined = server.put(f"/api/v1/players/{step[1]}", {"clan": step[2]}, format="json")
+                assert joined.status_code in (200, 201), joined.content
             elif step[0] == "ban":
                 player_ban(player_id=step[1], reason="property", actor=None)
             elif step[0] == "unban":
