@@ -17,6 +17,7 @@ from typing import Any
 import redis
 
 from leaderboards.store.scripts import MIRROR
+from leaderboards.store.writes import UNREAD
 from scripts.processes import server_binary
 from seasons.scoring import TIME_SLOTS
 
@@ -74,7 +75,9 @@ def _writes(
     for chunk in standings(options.members, options.seed, BATCH):
         args: list[Any] = ["GT"]
         for player_id, composite in chunk:
-            args += [player_id, composite + raise_by, "", _entry(player_id) if segmented else ""]
+            # The mirror reads a player's values only for their first write (see services.py).
+            entry = (UNREAD if raise_by else _entry(player_id)) if segmented else ""
+            args += [player_id, composite + raise_by, "", entry]
         pipe.evalsha(sha, len(keys), *keys, *args)
         if len(pipe) >= CALLS_PER_ROUND_TRIP:
             pipe.execute()

@@ -1,6 +1,7 @@
-"""Admin views of what this app keeps: closed seasons' archived standings and rewards (read
-only), the mirror's health (every reconciliation run and what it repaired), and the periodic
-tasks' admin with its actions behind the change permission."""
+"""Admin views of what this app keeps: closed seasons' archived standings (of the board, of
+each segment and of the clans) and rewards (read only), the mirror's health (every
+reconciliation run and what it repaired), and the periodic tasks' admin with its actions behind
+the change permission."""
 
 from django.contrib import admin
 from django.http import HttpRequest
@@ -9,7 +10,13 @@ from django_celery_beat.models import PeriodicTask
 
 from config.building_blocks.admin import ReadOnlyAdmin
 
-from .models import ArchivedStanding, ReconciliationRun, SeasonReward
+from .models import (
+    ArchivedClanStanding,
+    ArchivedSegmentStanding,
+    ArchivedStanding,
+    ReconciliationRun,
+    SeasonReward,
+)
 
 # django-celery-beat's changelist actions, which declare no permission: Django would offer them
 # to any account that may view the tasks.
@@ -30,6 +37,23 @@ class ArchivedStandingAdmin(ReadOnlyAdmin):
     list_filter = ("season__board", "season")
     list_select_related = ("season", "season__board")
     # The newest season first, each from its first rank (the archive's unique (season, rank)).
+    ordering = ("-season_id", "rank")
+
+
+@admin.register(ArchivedSegmentStanding)
+class ArchivedSegmentStandingAdmin(ReadOnlyAdmin):
+    list_display = ("season", "segment", "rank", "player")
+    list_filter = ("season__board", "season")
+    list_select_related = ("season", "season__board")
+    ordering = ("-season_id", "segment", "rank")
+
+
+@admin.register(ArchivedClanStanding)
+class ArchivedClanStandingAdmin(ReadOnlyAdmin):
+    list_display = ("season", "rank", "clan", "points", "members", "reward_code")
+    list_filter = ("season__board", "season")
+    list_select_related = ("season", "season__board", "clan")
+    search_fields = ()
     ordering = ("-season_id", "rank")
 
 

@@ -56,22 +56,52 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         .only("shards", "board__segment_dimensions", "board__score_operator", "board__sort_order")
     }
     live_changes = [c for c in changes if c.season_id in live_seasons]
-    entries = _entries_by_season(
-        {c.season_id: live_seasons[c.season_id].board for c in live_changes},
-        {c.player_id for c in live_changes},
-    )
-    mirrored = store.mirror_standings(
-        store.StandingWrite(
-            season_id=c.season_id,
-            player_id=c.player_id,
-            composite=c.composite,
-            worsening=c.worsening,
-            shards=live_seasons[c.season_id].shards,
-            stamp=c.pending_id,
-            segments=entries[c.season_id].get(c.player_id, ""),
+    # Players' segment values and clan are read from PostgreSQL only for those Redis does not
+    # hold yet (their first standing in the season): a change of them reaches Redis through
+    # the refresh it owes (player_standings_refresh), never through the mirror.
+    clans_exist = Clan.objects.exists()
+    placed = {
+        season_id: bool(season.board.segment_dimensions) or clans_exist
+        for season_id, season in live_seasons.items()
+    }
+
+    def writes(
+        changes: Sequence[StandingChange], entries: dict[int, dict[str, str]] | None
+    ) -> list[store.StandingWrite]:
+        return [
+            store.StandingWrite(
+                season_id=c.season_id,
+                player_id=c.player_id,
+                composite=c.composite,
+                worsening=c.worsening,
+                shards=live_seasons[c.season_id].shards,
+                stamp=c.pending_id,
+                segments=(
+                    (store.UNREAD if placed[c.season_id] else "")
+                    if entries is None
+                    else entries[c.season_id].get(c.player_id, "")
+                ),
+            )
+            for c in changes
+        ]
+
+    mirrored = store.mirror_standings(writes(live_changes, None))
+    if mirrored.unplaced:
+        entries = _entries_by_season(
+            {season_id: live_seasons[season_id].board for season_id in mirrored.unplaced},
+            {player_id for players in mirrored.unplaced.values() for player_id in players},
         )
-        for c in live_changes
-    )
+        store.mirror_standings(
+            writes(
+                [
+                    c
+                    for c in live_changes
+                    if entries.get(c.season_id, {}).get(c.player_id)
+                    and c.player_id in mirrored.unplaced[c.season_id]
+                ],
+                entries,
+            )
+        )
     _seasons_not_whole(mirrored.not_whole)
     if live_changes:
         players: dict[int, set[str]] = {}

@@ -77,6 +77,7 @@ from .reconciliation import (
 from .rows import BatchRead, Standing
 from .whole import StandingsNotWhole, standings_mark_whole, standings_whole
 from .writes import (
+    UNREAD,
     Mirrored,
     NotWhole,
     StandingWrite,
@@ -93,6 +94,7 @@ from .writes import (
 
 __all__ = [
     "CLANS",
+    "UNREAD",
     "BatchRead",
     "Mirrored",
     "NotWhole",

@@ -206,23 +206,30 @@ local function segments_follow(set, values, names, member, entry, rule, score)
     current = entry
     rule = nil
   end
-  if not current then return end
+  if not current then return false end
   local exact = false
   if not rule then exact = redis.call('ZSCORE', set, member) end
   for _, segment in ipairs(segment_names(current)) do
     segment_write(set, current, segment, member, rule, score, exact)
   end
+  return true
 end
 -- Whether each side has segments at all, looked at once a call: a member of a board without
 -- dimensions costs no segment lookup (a member placed by this call has an entry of its own).
 local live_segmented = redis.call('EXISTS', KEYS[8]) == 1
 local build_segmented = redis.call('EXISTS', KEYS[9]) == 1
+-- An entry "?" is one the caller did not read (the mirror reads PostgreSQL only for members
+-- Redis does not hold yet): the member keeps what it holds. live_follow says whether the member
+-- holds an entry now.
 local function live_follow(member, entry, rule, score)
+  if entry == '?' then entry = '' end
   if entry ~= '' or live_segmented then
-    segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry, rule, score)
+    return segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry, rule, score)
   end
+  return false
 end
 local function build_follow(member, entry, rule, score)
+  if entry == '?' then entry = '' end
   if entry ~= '' or build_segmented then
     segments_follow(KEYS[4], KEYS[9], KEYS[11], member, entry, rule, score)
   end
@@ -258,8 +265,9 @@ return 1
 # (its stamp below the correction's, see CORRECT); while a rebuild runs (KEYS[3] exists) the set
 # it builds gets the write too, so a result committed after the rebuild read PostgreSQL is not
 # lost by the swap. The member's segment sets follow (see "Segments"). Returns what it wrote, the
-# set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false) and a
-# member it wrote (or false).
+# set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false), a
+# member it wrote (or false) and the members written with entry "?" that hold none (the caller
+# reads theirs and writes them again with it).
 MIRROR = (
     _LUA_SEGMENTS
     + """
@@ -267,6 +275,7 @@ local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
 local corrected = redis.call('EXISTS', KEYS[6]) == 1
 local written = 0
 local one = false
+local unplaced = {}
 for i = 2, #ARGV, 4 do
   local member = ARGV[i]
   local current = true
@@ -276,7 +285,9 @@ for i = 2, #ARGV, 4 do
   end
   if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
     redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
-    live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1])
+    if not live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1]) and ARGV[i + 3] == '?' then
+      unplaced[#unplaced + 1] = member
+    end
     if rebuilding then
       redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i + 1], member)
       build_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1])
@@ -285,7 +296,7 @@ for i = 2, #ARGV, 4 do
     one = member
   end
 end
-return {written, redis.call('GET', KEYS[5]), one}
+return {written, redis.call('GET', KEYS[5]), one, unplaced}
 """
 )
 
@@ -324,44 +335,76 @@ return 1
 # ARGV[2] is how long the set may live; ARGV[3] '1' when the rows carry segment entries. Then
 # score, member pairs (score, member, entry triples with entries). Members corrected since the
 # rebuild began (KEYS[7]) are skipped: the correction read PostgreSQL after the snapshot, or the
-# snapshot's copy would undo it. Without entries or corrections ZADD takes the pairs 500 at a
-# time (Lua's unpack).
+# snapshot's copy would undo it. ZADD takes the pairs 500 at a time (Lua's unpack), into the set
+# and into each segment set (a chunk's members grouped by segment): a member the mirror placed
+# in the built segments already, from a PostgreSQL read no older than the snapshot's, keeps its
+# place (HSETNX), and its clan's standing the mirror's part; each new member's adds to its clan's
+# (the sum of their points, or the best of their scores: see `clan_follow`).
 BUILD = (
     _LUA_SEGMENTS
-    + """
+    + f"""
 local any_corrected = redis.call('EXISTS', KEYS[7]) == 1
 local function corrected(member)
   return any_corrected and redis.call('SISMEMBER', KEYS[7], member) == 1
 end
-if ARGV[3] == '1' then
-  for i = 4, #ARGV, 3 do
-    if not corrected(ARGV[i + 1]) then
-      redis.call('ZADD', KEYS[4], ARGV[1], ARGV[i], ARGV[i + 1])
-      build_follow(ARGV[i + 1], ARGV[i + 2], ARGV[1], ARGV[i])
+local function zadd_all(key, rows)
+  for i = 1, #rows, 1000 do
+    redis.call('ZADD', key, ARGV[1], unpack(rows, i, math.min(i + 999, #rows)))
+  end
+end
+local stride = ARGV[3] == '1' and 3 or 2
+if stride == 2 and not any_corrected then
+  for i = 4, #ARGV, 1000 do
+    redis.call('ZADD', KEYS[4], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+  redis.call('EXPIRE', KEYS[4], ARGV[2])
+  return 1
+end
+local rows, by_segment, rule_of = {{}}, {{}}, {{}}
+for i = 4, #ARGV, stride do
+  local score, member = ARGV[i], ARGV[i + 1]
+  if not corrected(member) then
+    rows[#rows + 1] = score
+    rows[#rows + 1] = member
+    local entry = stride == 3 and ARGV[i + 2] or ''
+    if entry ~= '' and redis.call('HSETNX', KEYS[9], member, entry) == 1 then
+      for _, segment in ipairs(segment_names(entry)) do
+        local found = by_segment[segment[1]]
+        if not found then
+          found = {{}}
+          by_segment[segment[1]] = found
+          rule_of[segment[1]] = entry
+        end
+        found[#found + 1] = score
+        found[#found + 1] = member
+      end
     end
   end
+end
+zadd_all(KEYS[4], rows)
+for name, members in pairs(by_segment) do
+  zadd_all(KEYS[4] .. ':' .. name, members)
+  redis.call('SADD', KEYS[11], name)
+  local clan = string.match(name, '^clan:(.+)$')
+  local rule, offset = string.match(rule_of[name], '^%d+;(%a+)%.(%d+)')
+  if clan and rule == 'sum' then
+    local sum = 0
+    for i = 1, #members, 2 do
+      sum = sum + math.floor(tonumber(members[i]) / {TIME_SLOTS}) - tonumber(offset)
+    end
+    redis.call('ZINCRBY', KEYS[4] .. ':clans', sum * {TIME_SLOTS}, clan)
+  elseif clan and rule then
+    local best = redis.call('ZREVRANGE', KEYS[4] .. ':' .. name, 0, 0, 'WITHSCORES')
+    redis.call('ZADD', KEYS[4] .. ':clans', best[2], clan)
+  end
+end
+if stride == 3 then
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
     redis.call('EXPIRE', KEYS[4] .. ':' .. name, ARGV[2])
   end
   redis.call('EXPIRE', KEYS[4] .. ':clans', ARGV[2])
   redis.call('EXPIRE', KEYS[9], ARGV[2])
   redis.call('EXPIRE', KEYS[11], ARGV[2])
-elseif not any_corrected then
-  for i = 4, #ARGV, 1000 do
-    redis.call('ZADD', KEYS[4], ARGV[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-  end
-else
-  local batch = {}
-  for i = 4, #ARGV, 2 do
-    if not corrected(ARGV[i + 1]) then
-      batch[#batch + 1] = ARGV[i]
-      batch[#batch + 1] = ARGV[i + 1]
-    end
-    if #batch >= 1000 or (i + 2 > #ARGV and #batch > 0) then
-      redis.call('ZADD', KEYS[4], ARGV[1], unpack(batch))
-      batch = {}
-    end
-  end
 end
 redis.call('EXPIRE', KEYS[4], ARGV[2])
 return 1

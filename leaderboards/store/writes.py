@@ -53,8 +53,9 @@ class StandingWrite:
     # below the player's last correction is older than it and skipped (see scripts.CORRECT); one
     # without a stamp (tests, benchmarks) is skipped for a player ever corrected.
     stamp: int | None = None
-    # The player's segment values on the season's board, stamped ("<stamp>|country:DE"), or ""
-    # for none known (see "Segments" at scripts.py).
+    # The player's segment values (and clan) on the season's board, stamped
+    # ("<stamp>|country:DE"), "" for none, or UNREAD when the caller did not read them: Redis
+    # keeps the ones it holds, and says which players hold none (Mirrored.unplaced).
     segments: str = ""
 
 
@@ -68,10 +69,16 @@ class NotWhole:
     written: dict[int, str]
 
 
+# A StandingWrite's segments not read from PostgreSQL (see scripts.MIRROR).
+UNREAD = "?"
+
+
 @dataclass(frozen=True, slots=True)
 class Mirrored:
     written: int
     not_whole: dict[int, NotWhole]  # by season id
+    # Players written with UNREAD segments whose set holds none, by season id.
+    unplaced: dict[int, list[str]]
 
 
 def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
@@ -92,7 +99,7 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
             )
         )
     if not groups:
-        return Mirrored(0, {})
+        return Mirrored(0, {}, {})
     commands = [
         evalsha(
             ScriptCall(
@@ -107,13 +114,16 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     identity = claimed_identity()
     written = 0
     not_whole: dict[int, NotWhole] = {}
+    unplaced: dict[int, list[str]] = {}
     for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
         written += int(reply[0])
         if reply[1] != identity:
             found = not_whole.setdefault(season_id, NotWhole(shards, {}))
             if reply[2]:
                 found.written[shard] = reply[2]
-    return Mirrored(written, not_whole)
+        if reply[3]:
+            unplaced.setdefault(season_id, []).extend(reply[3])
+    return Mirrored(written, not_whole, unplaced)
 
 
 def acknowledged_run(commands: Commands) -> list[Any]:

@@ -5,6 +5,7 @@ around it and its members ranked within it; archived and rewarded at the close."
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 
 from leaderboards import closing, services, store
 from leaderboards.models import ArchivedClanStanding, SeasonReward
@@ -13,6 +14,7 @@ from matches.models import MatchResult
 from matches.services import player_ban, player_unban
 from seasons.models import RewardTier, ScoreOperator
 from tests.factories import BoardFactory, SeasonFactory
+from tests.staff import staff
 
 pytestmark = pytest.mark.django_db
 
@@ -220,6 +222,13 @@ def test_the_close_archives_the_clan_board_and_rewards_clans_and_members(client,
         )
     )
     assert rewards == [("b1", 1, "clan-cup", "clan:blue"), ("b2", 2, "clan-cup", "clan:blue")]
+
+    viewer = staff(Client(), "viewer", every_view=True)
+    clans_admin = viewer.get("/admin/leaderboards/archivedclanstanding/").content.decode()
+    segments_admin = viewer.get("/admin/leaderboards/archivedsegmentstanding/?q=r2")
+    assert "clan-cup" in clans_admin
+    assert segments_admin.status_code == 200
+    assert "clan:red" in segments_admin.content.decode()
 
     store.delete_standings(season.pk, shards=season.shards)
     assert _board(_top(client, season="c1")) == [(1, "blue", 85), (2, "red", 80), (3, "green", 60)]
