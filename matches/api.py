@@ -25,6 +25,7 @@ from config.building_blocks.player_ids import (
 )
 from config.building_blocks.segments import (
     CLAN_ID_PATTERN,
+    RESERVED_CLAN_IDS,
     SEGMENT_VALUE_RULE,
     clan_id_allowed,
     clan_id_validator,
@@ -377,6 +378,12 @@ class ClanView(GameServerWritesView):
     def put(self, request: Request, clan_id: str) -> Response:
         if not clan_id_allowed(clan_id):
             raise InvalidInput(clan_id_validator.message, code="invalid_clan_id")
+        if clan_id in RESERVED_CLAN_IDS:
+            # GET /api/v1/leaderboard/clans/top is the clan board's top, not this clan.
+            raise InvalidInput(
+                f"'{clan_id}' is the clan board's own address: choose another id.",
+                code="invalid_clan_id",
+            )
         body = ClanIn(data=request.data)
         if not body.is_valid():
             raise InvalidInput("The clan is invalid.", details={"fields": body.errors})

@@ -26,6 +26,8 @@ segment_value_validator = RegexValidator(
 CLAN_ID_CHARACTERS = r"[A-Za-z0-9_.-]{1,64}"
 CLAN_ID_RULE = "1-64 characters of A-Z, a-z, 0-9, '_', '.' or '-'"
 CLAN_ID_PATTERN = rf"^{CLAN_ID_CHARACTERS}$"
+# Ids no clan may take: the clan board's own addresses (/api/v1/leaderboard/clans/top).
+RESERVED_CLAN_IDS = frozenset({"top"})
 clan_id_validator = RegexValidator(rf"\A{CLAN_ID_CHARACTERS}\Z", f"Use {CLAN_ID_RULE}.")
 _clan_id_regex = re.compile(rf"\A{CLAN_ID_CHARACTERS}\Z")
 

@@ -10,7 +10,7 @@ from django.test import Client
 from leaderboards import closing, services, store
 from leaderboards.models import ArchivedClanStanding, SeasonReward
 from matches.corrections import result_void
-from matches.models import MatchResult
+from matches.models import Clan, MatchResult
 from matches.services import player_ban, player_unban
 from seasons.models import RewardTier, ScoreOperator
 from tests.factories import BoardFactory, SeasonFactory
@@ -234,3 +234,11 @@ def test_the_close_archives_the_clan_board_and_rewards_clans_and_members(client,
     assert _board(_top(client, season="c1")) == [(1, "blue", 85), (2, "red", 80), (3, "green", 60)]
     red = client.get("/api/v1/leaderboard/clans/red?board=clans&season=c1").json()
     assert [e["player_id"] for e in red["members"]["entries"]] == ["r1", "r2"]
+
+
+def test_a_clan_may_not_take_the_clan_boards_own_address(server):
+    response = server.put("/api/v1/clans/top", {"name": "Top"}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_clan_id"
+    assert not Clan.objects.filter(clan_id="top").exists()
