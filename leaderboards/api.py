@@ -29,17 +29,15 @@ from config.building_blocks.player_ids import (
     player_id_field_validator,
 )
 from config.building_blocks.segments import (
-    CLAN_ID_PATTERN,
     DIMENSION_CHARACTERS,
     SEGMENT_VALUE_CHARACTERS,
-    clan_id_allowed,
 )
 from config.building_blocks.slugs import slug_allowed, slug_validator
 from seasons.api import BOARD_QUERY, BoardQuery
 from seasons.models import DEFAULT_BOARD, Season
 from seasons.selectors import season_for_read, season_get
 
-from . import clans, friends, heals, history, selectors, top_answers
+from . import heals, history, selectors, top_answers
 from .segments import segment_parse
 
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
@@ -154,7 +152,7 @@ class RanksOut(serializers.Serializer):
     entries = RankEntryOut(many=True)
 
 
-_WHOLE_BOARD_PARAMS = [
+WHOLE_BOARD_PARAMS = [
     BOARD_QUERY,
     SEASON_QUERY,
     OpenApiParameter(
@@ -166,7 +164,7 @@ _WHOLE_BOARD_PARAMS = [
     ),
 ]
 _SEASON_PARAMS = [
-    *_WHOLE_BOARD_PARAMS,
+    *WHOLE_BOARD_PARAMS,
     OpenApiParameter(
         "segment",
         str,
@@ -179,7 +177,7 @@ _SEASON_PARAMS = [
 ]
 
 
-def _season(query: dict[str, Any]) -> Season:
+def query_season(query: dict[str, Any]) -> Season:
     return season_for_read(board_slug=query.get("board"), season_slug=query.get("season"))
 
 
@@ -196,7 +194,7 @@ TOP_RANGES = {
 AROUND_RANGES = {"n": QueryInteger(5, 0, 50, "Ranks each side, ")}
 
 
-def _integer_parameters(ranges: dict[str, QueryInteger]) -> list[OpenApiParameter]:
+def integer_parameters(ranges: dict[str, QueryInteger]) -> list[OpenApiParameter]:
     return [rule.parameter(name) for name, rule in ranges.items()]
 
 
@@ -238,7 +236,7 @@ class TopView(StandingsReadView):
     @extend_schema(
         parameters=[
             *_SEASON_PARAMS,
-            *_integer_parameters(TOP_RANGES),
+            *integer_parameters(TOP_RANGES),
             OpenApiParameter(
                 "If-None-Match",
                 str,
@@ -258,7 +256,7 @@ class TopView(StandingsReadView):
     )
     def get(self, request: Request) -> HttpResponse:
         query = read_query(request.query_params, **TOP_RANGES)
-        season = _season(query)
+        season = query_season(query)
         # The shared answer's body is the answer (TopOut documents it), rendered once for every
         # process and reader of the moment.
         answer = top_answers.top_answer(
@@ -287,7 +285,7 @@ class PlayerRankView(StandingsReadView):
     def get(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
         query = read_query(request.query_params)
-        season = _season(query)
+        season = query_season(query)
         segment = read_segment(query, season)
         standing = selectors.player_standing(
             season=season, player_id=player_id, rank_style=query["rank_style"], segment=segment
@@ -308,7 +306,7 @@ class AroundView(StandingsReadView):
         parameters=[
             *_SEASON_PARAMS,
             PLAYER_ID_PATH,
-            *_integer_parameters(AROUND_RANGES),
+            *integer_parameters(AROUND_RANGES),
         ],
         responses=AroundOut,
         summary="The ranks just above and below a player",
@@ -316,7 +314,7 @@ class AroundView(StandingsReadView):
     def get(self, request: Request, player_id: str) -> Response:
         check_player_id(player_id)
         query = read_query(request.query_params, **AROUND_RANGES)
-        season = _season(query)
+        season = query_season(query)
         segment = read_segment(query, season)
         around = selectors.player_around(
             season=season,
@@ -348,7 +346,7 @@ class RanksView(StandingsReadView):
         body = RanksIn(data=request.data)
         if not body.is_valid():
             raise InvalidInput("The request is invalid.", details={"fields": body.errors})
-        season = _season({**query, **{k: v for k, v in body.validated_data.items() if v}})
+        season = query_season({**query, **{k: v for k, v in body.validated_data.items() if v}})
         player_ids = list(dict.fromkeys(body.validated_data["player_ids"]))
         return Response(
             RanksOut(
@@ -360,139 +358,6 @@ class RanksView(StandingsReadView):
                 )
             ).data
         )
-
-
-class FriendEntryOut(EntryOut):
-    rank = serializers.IntegerField(help_text="The rank among the player and their friends.")
-    global_rank = serializers.IntegerField(help_text="The exact rank on the whole board.")
-
-
-class FriendsViewOut(serializers.Serializer):
-    player_id = serializers.CharField()
-    board = serializers.CharField()
-    season = serializers.CharField()
-    total_players = serializers.IntegerField()
-    entries = FriendEntryOut(many=True)
-    unranked = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="The player and friends with no score on the board (or banned from it).",
-    )
-
-
-class FriendsRankView(StandingsReadView):
-    @extend_schema(
-        parameters=[*_WHOLE_BOARD_PARAMS, PLAYER_ID_PATH],
-        responses=FriendsViewOut,
-        summary="A player and their friends ranked among themselves, with their global ranks",
-        description="The friends are the list game servers stored "
-        "(`PUT /api/v1/players/{player_id}/friends`), up to 1,000, read in one round trip. "
-        "`404 player_not_found` for a player never seen.",
-    )
-    def get(self, request: Request, player_id: str) -> Response:
-        check_player_id(player_id)
-        query = read_query(request.query_params)
-        if query["segment"] is not None:
-            raise InvalidInput(
-                "A friends view ranks the player and their friends on the whole board: leave "
-                "out segment.",
-                code="invalid_segment",
-                details={"segment": query["segment"]},
-            )
-        season = _season(query)
-        view = friends.player_friends_view(
-            season=season, player_id=player_id, rank_style=query["rank_style"]
-        )
-        if view is None:
-            raise NotFound(f"Unknown player '{player_id}'.", code="player_not_found")
-        return Response(view)
-
-
-class ClanEntryOut(serializers.Serializer):
-    rank = serializers.IntegerField()
-    clan_id = serializers.CharField()
-    name = serializers.CharField()
-    points = serializers.IntegerField(
-        help_text="The members' points summed, or the best member's (by the board's rule)."
-    )
-
-
-class ClansTopOut(serializers.Serializer):
-    board = serializers.CharField()
-    season = serializers.CharField()
-    as_of = serializers.DateTimeField()
-    total_clans = serializers.IntegerField()
-    entries = ClanEntryOut(many=True)
-
-
-class ClanMembersOut(serializers.Serializer):
-    total_players = serializers.IntegerField(help_text="The clan's members with a score.")
-    entries = EntryOut(many=True, help_text="Ranked within the clan.")
-
-
-class ClanStandingOut(serializers.Serializer):
-    clan_id = serializers.CharField()
-    name = serializers.CharField()
-    board = serializers.CharField()
-    season = serializers.CharField()
-    rank = serializers.IntegerField()
-    points = serializers.IntegerField()
-    total_clans = serializers.IntegerField()
-    percentile = serializers.FloatField()
-    entries = ClanEntryOut(many=True, help_text="The clans around it, n each side.")
-    members = ClanMembersOut()
-
-
-CLAN_RANGES = {
-    **AROUND_RANGES,
-    "limit": QueryInteger(10, 1, 100, "Members listed, best first, "),
-}
-_CLAN_ID_PATH = OpenApiParameter(
-    "clan_id", str, OpenApiParameter.PATH, pattern=CLAN_ID_PATTERN, description="The clan's id."
-)
-
-
-class ClansTopView(StandingsReadView):
-    @extend_schema(
-        parameters=[*_WHOLE_BOARD_PARAMS, *_integer_parameters(TOP_RANGES)],
-        responses=ClansTopOut,
-        summary="The clan board: clans ranked by their members' season totals",
-        description="A clan's points are its members' summed on a board of sums, its best "
-        "member's on a board of bests; equal sums tie by clan id, equal bests by who reached "
-        "them first.",
-    )
-    def get(self, request: Request) -> Response:
-        query = read_query(request.query_params, **TOP_RANGES)
-        season = _season(query)
-        page = clans.clans_top(
-            season=season,
-            offset=query["offset"],
-            limit=query["limit"],
-            rank_style=query["rank_style"],
-        )
-        return Response(ClansTopOut(page).data)
-
-
-class ClanStandingView(StandingsReadView):
-    @extend_schema(
-        parameters=[*_WHOLE_BOARD_PARAMS, _CLAN_ID_PATH, *_integer_parameters(CLAN_RANGES)],
-        responses=ClanStandingOut,
-        summary="A clan's rank, the clans around it, and its members ranked within it",
-        description="`404 clan_not_found` for a clan that does not exist, `404 clan_not_ranked` "
-        "for one with no member with a score in the season.",
-    )
-    def get(self, request: Request, clan_id: str) -> Response:
-        if not clan_id_allowed(clan_id):
-            raise NotFound(f"There is no clan '{clan_id}'.", code="clan_not_found")
-        query = read_query(request.query_params, **CLAN_RANGES)
-        season = _season(query)
-        standing = clans.clan_standing(
-            season=season,
-            clan_id=clan_id,
-            n=query["n"],
-            limit=query["limit"],
-            rank_style=query["rank_style"],
-        )
-        return Response(ClanStandingOut(standing).data)
 
 
 class PlayerSeasonRowOut(serializers.Serializer):

@@ -8,9 +8,8 @@ mirroring is a script call per season and one DELETE of the outbox rows it wrote
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
@@ -25,14 +24,14 @@ from matches.models import Clan, PendingPlayerRefresh, PendingStanding, PlayerTo
 from matches.outbox import StandingChange
 from seasons.locks import season_job
 from seasons.models import Board, Season, SeasonState
-from seasons.scoring import composite_for, composite_sql
+from seasons.scoring import composite_for
 
 from . import heals, live, store
-from .segments import ENTRY_SQL, clan_rule, segment_entries
+from .segments import segment_entries
+from .snapshots import rebuilt_segmented, season_composites
 
 logger = logging.getLogger(__name__)
 
-REBUILD_CHUNK = 20000
 # The sweep leaves younger outbox rows to the tasks already queued for them.
 SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
@@ -207,84 +206,6 @@ def mirror_lag_seconds(*, now: datetime | None = None) -> float:
     return max(0.0, ((now or timezone.now()) - oldest).total_seconds())
 
 
-# Where a rebuild reads a season's standings, best first: a live season's from its players'
-# totals, banned players left out; a closed one's from its archive, final as it was given (a
-# later void or ban changes the totals, never the standings the season closed with).
-_FROM_TOTALS = """
-    SELECT player_id, {composite}
-    FROM matches_playertotal t
-    WHERE season_id = %s AND NOT EXISTS (
-        SELECT 1 FROM matches_player p
-        WHERE p.player_id = t.player_id AND p.banned_at IS NOT NULL)
-    ORDER BY 2 DESC
-"""
-# A live season of a board with segment dimensions: each row with the player's segment entry.
-_FROM_TOTALS_SEGMENTED = """
-    SELECT t.player_id, {composite}, {entry}
-    FROM matches_playertotal t JOIN matches_player p ON p.player_id = t.player_id
-    WHERE t.season_id = %(season)s AND p.banned_at IS NULL
-    ORDER BY 2 DESC
-"""
-_FROM_ARCHIVE = """
-    SELECT player_id, {composite}
-    FROM seasons_archivedstanding
-    WHERE season_id = %s
-    ORDER BY rank
-"""
-
-
-def _season_composites(
-    season: Season, *, from_archive: bool = False
-) -> Iterator[list[tuple[Any, ...]]]:
-    """Every player's composite score in the season, computed by PostgreSQL, in chunks.
-
-    The arithmetic is seasons.scoring's, rendered into SQL, so ten million rows never pass
-    through Python objects one by one. Rows come best first: Redis inserts each new lowest
-    score next to the skiplist's head, which made building a large board about twice as fast
-    as inserting in table order (measured on 2 million players).
-    """
-    board = season.board
-    segmented = _rebuilt_segmented(season, from_archive)
-
-    def composite(starts_at: str) -> str:
-        return composite_sql(
-            points="points",
-            reached_at="reached_at",
-            starts_at=starts_at,
-            lowest_first="TRUE" if board.lowest_first else "FALSE",
-        )
-
-    # The expressions come from fixed constants; the values are parameters.
-    if segmented:
-        query = _FROM_TOTALS_SEGMENTED.format(composite=composite("%(starts_at)s"), entry=ENTRY_SQL)
-        params: Any = {
-            "starts_at": season.starts_at,
-            "season": season.id,
-            "dimensions": list(board.segment_dimensions),
-            "clan_rule": clan_rule(board),
-        }
-    else:
-        source = _FROM_ARCHIVE if from_archive else _FROM_TOTALS
-        query = source.format(composite=composite("%s"))
-        params = [season.starts_at, season.id]
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.execute(query, params)
-        while True:
-            rows = cursor.fetchmany(REBUILD_CHUNK)
-            if not rows:
-                return
-            yield rows
-
-
-def _rebuilt_segmented(season: Season, from_archive: bool) -> bool:
-    """Whether the season's rebuild builds segment sets: a live season of a board with segment
-    dimensions, or of any board once a clan exists. A closed season's reads of segments and
-    clans answer from its archive."""
-    if from_archive:
-        return False
-    return bool(season.board.segment_dimensions) or Clan.objects.exists()
-
-
 def season_rebuild_standings(
     *, season: Season, on_progress: Callable[[int], None] | None = None
 ) -> int:
@@ -298,11 +219,11 @@ def season_rebuild_standings(
         closed = Season.objects.filter(pk=season.pk, state=SeasonState.CLOSED).exists()
         size = store.rebuild_standings(
             season.id,
-            lambda: _season_composites(season, from_archive=closed),
+            lambda: season_composites(season, from_archive=closed),
             worsening=season.board.standings_worsen,
             on_chunk=on_progress,
             shards=season.shards,
-            segmented=_rebuilt_segmented(season, closed),
+            segmented=rebuilt_segmented(season, closed),
         )
         if closed:
             # Its keys are back: removed again once the board's retention says so.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from . import api, group_api
 
 urlpatterns = [
     path("players/<str:player_id>/seasons", api.PlayerSeasonsView.as_view(), name="player-seasons"),
@@ -8,9 +8,11 @@ urlpatterns = [
     path("leaderboard/top", api.TopView.as_view(), name="leaderboard-top"),
     path("leaderboard/ranks", api.RanksView.as_view(), name="leaderboard-ranks"),
     # The clan board's top first: a clan named "top" is read by its page, not here.
-    path("leaderboard/clans/top", api.ClansTopView.as_view(), name="leaderboard-clans-top"),
+    path("leaderboard/clans/top", group_api.ClansTopView.as_view(), name="leaderboard-clans-top"),
     path(
-        "leaderboard/clans/<str:clan_id>", api.ClanStandingView.as_view(), name="leaderboard-clan"
+        "leaderboard/clans/<str:clan_id>",
+        group_api.ClanStandingView.as_view(),
+        name="leaderboard-clan",
     ),
     path(
         "leaderboard/players/<str:player_id>",
@@ -19,7 +21,7 @@ urlpatterns = [
     ),
     path(
         "leaderboard/players/<str:player_id>/friends",
-        api.FriendsRankView.as_view(),
+        group_api.FriendsRankView.as_view(),
         name="leaderboard-friends",
     ),
     path(

@@ -30,6 +30,10 @@ from .choices import (
     SortOrder,
 )
 from .cron import cron_schedule_check
+
+# A model of this app in a module of its own (the prizes a board gives), named here as Django and
+# the other apps look for the app's models.
+from .reward_tiers import RewardTier as RewardTier
 from .scoring import TIME_SLOTS
 
 # A season's window must fit the 24 low bits of the composite score (see seasons/scoring.py).
@@ -423,103 +427,3 @@ class Season(models.Model):
     def holds(self, moment: datetime) -> bool:
         """Whether a result that ended at `moment` belongs to this season's window."""
         return self.starts_at <= moment < self.ends_at
-
-
-class RewardTier(models.Model):
-    """A prize for a range of final ranks (1, 2-10, 11-100) or for a top percentage."""
-
-    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="reward_tiers")
-    reward_code = models.CharField(max_length=64)
-    rank_from = models.PositiveIntegerField(null=True, blank=True)
-    rank_to = models.PositiveIntegerField(null=True, blank=True)
-    top_percent = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-        help_text="Instead of a rank range: the best this percent of players.",
-    )
-    # A tier of one of the board's segment dimensions ranks within each of its values: "1-100 of
-    # `country`" rewards the top 100 of each country. Empty: the whole board.
-    segment_dimension = models.CharField(
-        max_length=32,
-        blank=True,
-        default="",
-        validators=[dimension_validator],
-        help_text="Empty for the whole board, one of its segment dimensions (the ranks are "
-        "then within each value of it: the top 100 of each country), or 'clan': the clan "
-        "board's ranks.",
-    )
-    # A clan tier's reward goes to the clan and, with this, to each of its members as well.
-    members_too = models.BooleanField(
-        default=False, help_text="For a clan tier: each member of the clan gets the reward too."
-    )
-
-    class Meta:
-        ordering = ["board", "rank_from", "top_percent"]
-        constraints = [
-            models.CheckConstraint(
-                condition=(
-                    Q(
-                        rank_from__isnull=False,
-                        rank_to__isnull=False,
-                        top_percent__isnull=True,
-                        rank_from__gte=1,
-                        rank_to__gte=F("rank_from"),
-                    )
-                    | Q(
-                        rank_from__isnull=True,
-                        rank_to__isnull=True,
-                        top_percent__isnull=False,
-                        top_percent__gt=0,
-                        top_percent__lte=100,
-                    )
-                ),
-                name="reward_tier_ranks_or_percent",
-                violation_error_message=(
-                    "Give either a rank range (from 1 or more, to at least from) or a top "
-                    "percentage (more than 0, at most 100), not both."
-                ),
-            )
-        ]
-
-    def __str__(self) -> str:
-        within = f" of each {self.segment_dimension}" if self.segment_dimension else ""
-        if self.top_percent is not None:
-            return f"top {self.top_percent}%{within}: {self.reward_code}"
-        return f"#{self.rank_from}-{self.rank_to}{within}: {self.reward_code}"
-
-    def clean(self) -> None:
-        super().clean()
-        if self.segment_dimension not in (
-            "",
-            CLAN_DIMENSION,
-            *(self.board.segment_dimensions if self.board_id else []),
-        ):
-            raise ValidationError(
-                {
-                    "segment_dimension": "Name one of the board's segment dimensions, or "
-                    f"'{CLAN_DIMENSION}' for its clan board."
-                }
-            )
-        if self.members_too and self.segment_dimension != CLAN_DIMENSION:
-            raise ValidationError(
-                {"members_too": f"Only a tier of '{CLAN_DIMENSION}' rewards a clan's members."}
-            )
-        if self.top_percent is not None:
-            if self.rank_from is not None or self.rank_to is not None:
-                raise ValidationError("Give either a rank range or a top percentage, not both.")
-        elif self.rank_from is None or self.rank_to is None:
-            raise ValidationError("Give a rank range (from and to) or a top percentage.")
-        elif self.rank_from < 1:
-            raise ValidationError({"rank_from": "Ranks start at 1."})
-        elif self.rank_to < self.rank_from:
-            raise ValidationError(
-                {
-                    "rank_to": (
-                        f"The range ends before it starts: 'to' ({self.rank_to}) must be at "
-                        f"least 'from' ({self.rank_from})."
-                    )
-                }
-            )

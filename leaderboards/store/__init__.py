@@ -10,7 +10,7 @@ key.
 Callers import the package (`from leaderboards import store`) and use the names below; each
 module holds one job, and imports only the ones listed before it:
 - keys.py: the key layout, hash tags and shards (which shard holds a player).
-- scripts.py: every Lua script's source.
+- scripts.py, read_scripts.py: the Lua sources of the writes (markers, claims) and of the reads.
 - rows.py: what a read answers (Standing, BatchRead) and how a reply's rows become standings.
 - database.py: Redis tied to the database it mirrors (the identity claim), the sweep of keys.
 - writes.py: the mirror's writes, corrections, bans, compare-and-set, the rebuild, deletion.

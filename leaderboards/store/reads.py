@@ -24,8 +24,8 @@ from .keys import (
     standings_key,
     standings_keys,
 )
+from .read_scripts import READ_AROUND, READ_MANY, READ_PAGE, READ_RANKS
 from .rows import BATCH_CHUNK, BatchRead, Standing, flag, flat_rows, int_or_none, with_better
-from .scripts import READ_AROUND, READ_MANY, READ_PAGE, READ_RANKS
 from .sharded import (
     around_plan,
     arun_plan,

@@ -20,8 +20,8 @@ from config.building_blocks.redis import (
 from seasons.scoring import TIME_SLOTS
 
 from .keys import by_shard, shard_of, standings_keys
+from .read_scripts import SHARD_AHEAD, SHARD_NEAR
 from .rows import BATCH_CHUNK, BatchRead, Commands, Row, Standing, flag, pairs, with_better
-from .scripts import SHARD_AHEAD, SHARD_NEAR
 from .whole import StandingsNotWhole, readable, whole_commands
 
 # The same answers as one set gives, over N shards. The order is the set's: the larger composite

@@ -16,8 +16,8 @@ from config.building_blocks.redis import (
 
 from .database import claimed_identity
 from .keys import standings_key, whole_key
+from .read_scripts import READ_AROUND, READ_PAGE, READ_RANK
 from .rows import Standing, flag, flat_rows, int_or_none, with_better
-from .scripts import READ_AROUND, READ_PAGE, READ_RANK
 from .whole import whole_or_raise
 
 
@@ -25,7 +25,7 @@ def read_call(
     source: str, season_id: int, whole: bool, args: Sequence[Any], segment: str | None = None
 ) -> ScriptCall:
     """A single-set read script's call: the set (or its segment's) and its marker, this
-    database's identity and whether the set must be whole (scripts._LUA_WHOLE), then the
+    database's identity and whether the set must be whole (read_scripts._LUA_WHOLE), then the
     script's own arguments."""
     return ScriptCall(
         source,

@@ -13,8 +13,9 @@ from config.building_blocks.redis import ScriptCall, commands_run, evalsha
 
 from .database import claimed_identity
 from .keys import standings_key, whole_key
+from .read_scripts import NOT_WHOLE
 from .rows import Commands
-from .scripts import MARK_WHOLE, NOT_WHOLE
+from .scripts import MARK_WHOLE
 from .writes import acknowledged_run
 
 # Redis cannot tell a season's set lost with its node (restarted empty, then refilled in part by the
@@ -50,7 +51,8 @@ def whole_commands(season_id: int, shards: int) -> Commands:
 
 def readable(markers: Sequence[str | None], whole: bool) -> bool:
     """Whether sets with these markers may be read: none marked by another database and, when
-    they must be whole (`whole`), every one marked by this one (the rule of scripts._LUA_WHOLE)."""
+    they must be whole (`whole`), every one marked by this one (read_scripts._LUA_WHOLE's
+    rule)."""
     identity = claimed_identity()
     return all(marked == identity or (marked is None and not whole) for marked in markers)
 

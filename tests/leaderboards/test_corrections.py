@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from leaderboards import services, store
+from leaderboards import services, snapshots, store
 from matches.corrections import result_void
 from matches.models import MatchResult, PendingStanding, PlayerTotal
 from tests.mirroring import expected_composite
@@ -27,7 +27,7 @@ def test_a_void_committed_while_a_rebuild_copies_its_snapshot_is_not_undone_by_a
     post_scores({"player_id": "top", "points": 100, "match_id": "m-top"})
     post_scores({"player_id": "cheat", "points": 80, "match_id": "m1"})
     post_scores({"player_id": "cheat", "points": 10, "match_id": "m2"})
-    monkeypatch.setattr(services, "REBUILD_CHUNK", 1)
+    monkeypatch.setattr(snapshots, "REBUILD_CHUNK", 1)
     chunks = []
 
     def void_after_the_first_chunk(rows: int) -> None:

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from leaderboards import services, store
+from leaderboards import services, snapshots, store
 from matches import services as match_services
 from matches.models import PendingStanding, PlayerTotal
 from seasons.scoring import composite_for
@@ -222,7 +222,7 @@ def test_pending_standings_of_banned_players_are_swept_away(server, season):
 def test_a_result_mirrored_during_a_rebuild_survives_the_swap(post_scores, season):
     # given: a board with one player, and a rebuild that reads PostgreSQL before a new result
     post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
-    snapshot = list(services._season_composites(season))
+    snapshot = list(snapshots.season_composites(season))
 
     def chunks_then_a_new_result():
         post_scores({"player_id": "p2", "points": 9, "match_id": "m1"})
@@ -242,7 +242,7 @@ def test_a_result_mirrored_during_a_rebuild_survives_the_swap(post_scores, seaso
 def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
     post_scores({"player_id": "cheat", "points": 5, "match_id": "m1"})
     post_scores({"player_id": "p2", "points": 3, "match_id": "m1"})
-    snapshot = list(services._season_composites(season))
+    snapshot = list(snapshots.season_composites(season))
 
     def ban_then_chunks():
         services_ban("cheat")
