@@ -48,37 +48,49 @@ end
 -- slots, so its points part reads as a composite's does (with no time part: equal sums tie),
 -- kept by the difference; on a board of bests, its best member's score itself (their time
 -- breaks ties). A clan without members on the set has no standing.
-local function clan_follow(set, entry, clan, members, before, after)
+local function clan_follow(set, entry, clan, members, before, after, present)
   local rule, offset = string.match(entry, '^%d+;(%a+)%.(%d+)')
   if not rule then return end
   local clans = set .. ':clans'
-  if redis.call('EXISTS', members) == 0 then
+  if not present and redis.call('EXISTS', members) == 0 then
     redis.call('ZREM', clans, clan)
   elseif rule == 'sum' then
     local function signed(score)
       if not score then return 0 end
       return math.floor(tonumber(score) / {TIME_SLOTS}) - tonumber(offset)
     end
-    redis.call('ZINCRBY', clans, (signed(after) - signed(before)) * {TIME_SLOTS}, clan)
+    local change = signed(after) - signed(before)
+    if change ~= 0 then redis.call('ZINCRBY', clans, change * {TIME_SLOTS}, clan) end
   else
     local best = redis.call('ZREVRANGE', members, 0, 0, 'WITHSCORES')
     redis.call('ZADD', clans, best[2], clan)
   end
 end
 -- One segment set of the member: `score` by `rule`, or `exact`, or off it (both false); its
--- clan's standing follows.
+-- clan's standing follows. Under a rule, a member the write changed holds `score` exactly
+-- (ZADD's CH says whether it did), so a clan's standing needs one read of what it held before,
+-- and a write that changed nothing leaves it alone.
 local function segment_write(set, entry, segment, member, rule, score, exact)
   local key = set .. ':' .. segment[1]
-  local before = segment[2] and redis.call('ZSCORE', key, member)
-  if rule then
+  local clan = segment[2]
+  if rule and not clan then
     redis.call('ZADD', key, rule, score, member)
-  elseif exact then
+    return
+  end
+  local before = clan and redis.call('ZSCORE', key, member)
+  if rule then
+    if redis.call('ZADD', key, rule, 'CH', score, member) == 1 then
+      clan_follow(set, entry, clan, key, before, score, true)
+    end
+    return
+  end
+  if exact then
     redis.call('ZADD', key, exact, member)
   else
     redis.call('ZREM', key, member)
   end
-  if segment[2] then
-    clan_follow(set, entry, segment[2], key, before, redis.call('ZSCORE', key, member))
+  if clan then
+    clan_follow(set, entry, clan, key, before, exact, exact ~= false)
   end
 end
 -- `rule` and `score`: the write just made to `set` (GT or LT), which the member's segment sets

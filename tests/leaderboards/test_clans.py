@@ -114,6 +114,29 @@ def test_an_unknown_clan_or_one_without_a_score_is_404(client, server, clan_boar
     assert (empty.status_code, empty.json()["error"]["code"]) == (404, "clan_not_ranked")
 
 
+def test_a_members_later_results_raise_the_clans_sum_by_their_points(
+    client, server, clan_board, django_capture_on_commit_callbacks
+):
+    season = clan_board()
+
+    for second, points in ((10, 7), (11, 3)):
+        with django_capture_on_commit_callbacks(execute=True):
+            posted = server.post(
+                "/api/v1/scores",
+                {
+                    "board": "clans",
+                    "player_id": "r2",
+                    "points": points,
+                    "match_id": f"m-r2-{second}",
+                    "ended_at": (season.starts_at + timedelta(seconds=second)).isoformat(),
+                },
+                format="json",
+            )
+        assert posted.status_code == 201, posted.content
+
+    assert _board(_top(client)) == [(1, "red", 90), (2, "blue", 85), (3, "green", 60)]
+
+
 def test_joining_and_leaving_moves_the_members_total_between_clans(
     client, server, clan_board, django_capture_on_commit_callbacks
 ):
