@@ -29,6 +29,8 @@ from config.building_blocks.player_ids import (
     player_id_field_validator,
 )
 from config.building_blocks.segments import (
+    CLAN_DIMENSION,
+    CLAN_ID_CHARACTERS,
     DIMENSION_CHARACTERS,
     SEGMENT_VALUE_CHARACTERS,
 )
@@ -168,11 +170,13 @@ _SEASON_PARAMS = [
     OpenApiParameter(
         "segment",
         str,
-        pattern=f"^({DIMENSION_CHARACTERS}:{SEGMENT_VALUE_CHARACTERS})?$",
-        description="Read within one segment of the board, `dimension:value` (country:DE): ranks, "
-        "`total_players` and `percentile` are then the segment's. The dimension must be one the "
-        "board declares (400 `unknown_segment_dimension`); a malformed one is 400 "
-        "`invalid_segment`. Empty: the whole board.",
+        pattern=f"^({DIMENSION_CHARACTERS}:{SEGMENT_VALUE_CHARACTERS}"
+        f"|{CLAN_DIMENSION}:{CLAN_ID_CHARACTERS})?$",
+        description="Read within one segment of the board, `dimension:value` (country:DE), or "
+        "within one clan's members, `clan:<clan id>`: ranks, `total_players` and `percentile` "
+        "are then the segment's. The dimension must be one the board declares (400 "
+        "`unknown_segment_dimension`); a malformed one is 400 `invalid_segment`. Empty: the "
+        "whole board.",
     ),
 ]
 

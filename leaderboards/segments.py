@@ -14,6 +14,8 @@ from django.db import connection
 from config.building_blocks.errors import InvalidInput
 from config.building_blocks.segments import (
     CLAN_DIMENSION,
+    CLAN_ID_CHARACTERS,
+    CLAN_ID_RULE,
     DIMENSION_CHARACTERS,
     DIMENSION_RULE,
     SEGMENT_VALUE_CHARACTERS,
@@ -23,6 +25,7 @@ from seasons.models import Board, ScoreOperator
 from seasons.scoring import MAX_POINTS
 
 _SEGMENT = re.compile(rf"\A{DIMENSION_CHARACTERS}:{SEGMENT_VALUE_CHARACTERS}\Z")
+_CLAN_ID = re.compile(rf"\A{CLAN_ID_CHARACTERS}\Z")
 
 # The segment of a clan's members (a board's dimension may not be named so).
 CLAN_SEGMENT = CLAN_DIMENSION
@@ -86,12 +89,23 @@ def segment_entries(player_ids: Collection[str], board: Board) -> dict[str, str]
 
 
 def segment_parse(raw: str | None, dimensions: Sequence[str]) -> str | None:
-    """A read's `segment=dimension:value` as the store names it, checked against the board's
-    dimensions: `400 invalid_segment` for one not of that form, `400 unknown_segment_dimension`
-    for a dimension the board does not declare. None (or "") is the whole board."""
+    """A read's `segment=dimension:value` (or `clan:<clan id>`) as the store names it, checked
+    against the board's dimensions: `400 invalid_segment` for one not of that form,
+    `400 unknown_segment_dimension` for a dimension the board does not declare. None (or "") is
+    the whole board."""
     if not raw:
         return None
     dimension, _, value = raw.partition(":")
+    # Every board has its clans' members as segments too (`clan:<id>`): a clan's members ranked
+    # among themselves, by the same reads.
+    if dimension == CLAN_SEGMENT:
+        if _CLAN_ID.match(value) is None:
+            raise InvalidInput(
+                f"'{raw}' is not a clan's segment: use segment=clan:<clan id> ({CLAN_ID_RULE}).",
+                code="invalid_segment",
+                details={"segment": raw},
+            )
+        return raw
     if _SEGMENT.match(raw) is None:
         raise InvalidInput(
             f"'{raw}' is not a segment: use segment=dimension:value, such as country:DE "

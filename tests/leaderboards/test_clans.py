@@ -137,6 +137,27 @@ def test_a_members_later_results_raise_the_clans_sum_by_their_points(
     assert _board(_top(client)) == [(1, "red", 90), (2, "blue", 85), (3, "green", 60)]
 
 
+def test_every_read_takes_a_clans_members_as_a_segment(client, clan_board):
+    clan_board()
+
+    top = client.get("/api/v1/leaderboard/top?board=clans&segment=clan:red").json()
+    rank = client.get("/api/v1/leaderboard/players/r2?board=clans&segment=clan:red").json()
+    around = client.get("/api/v1/leaderboard/players/r1/around?board=clans&n=1&segment=clan:red")
+    outsider = client.get("/api/v1/leaderboard/players/b1?board=clans&segment=clan:red")
+    malformed = client.get("/api/v1/leaderboard/top?board=clans&segment=clan:no%20such")
+
+    assert (top["segment"], top["total_players"]) == ("clan:red", 2)
+    assert [(e["rank"], e["player_id"], e["points"]) for e in top["entries"]] == [
+        (1, "r1", 50),
+        (2, "r2", 30),
+    ]
+    assert (rank["rank"], rank["total_players"], rank["percentile"]) == (2, 2, 50.0)
+    assert [e["player_id"] for e in around.json()["entries"]] == ["r1", "r2"]
+    assert (outsider.status_code, outsider.json()["error"]["code"]) == (404, "player_not_ranked")
+    assert outsider.json()["error"]["details"]["segment"] == "clan:red"
+    assert (malformed.status_code, malformed.json()["error"]["code"]) == (400, "invalid_segment")
+
+
 def test_joining_and_leaving_moves_the_members_total_between_clans(
     client, server, clan_board, django_capture_on_commit_callbacks
 ):
@@ -257,6 +278,8 @@ def test_the_close_archives_the_clan_board_and_rewards_clans_and_members(client,
     assert _board(_top(client, season="c1")) == [(1, "blue", 85), (2, "red", 80), (3, "green", 60)]
     red = client.get("/api/v1/leaderboard/clans/red?board=clans&season=c1").json()
     assert [e["player_id"] for e in red["members"]["entries"]] == ["r1", "r2"]
+    archived_red = client.get("/api/v1/leaderboard/top?board=clans&season=c1&segment=clan:red")
+    assert [e["player_id"] for e in archived_red.json()["entries"]] == ["r1", "r2"]
 
 
 def test_a_clan_may_not_take_the_clan_boards_own_address(server):

@@ -100,3 +100,34 @@ def test_a_segment_socket_with_an_unknown_dimension_gets_the_error_and_closes(ra
     assert unknown["type"] == "error"
     assert unknown["error"]["code"] == "unknown_segment_dimension"
     assert bad["error"]["code"] == "invalid_segment"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_follows_a_clans_members_ranked_among_themselves(server, ranked):
+    assert server.put("/api/v1/clans/red", {"name": "Red"}, format="json").status_code in (200, 201)
+    for player_id in ("r1", "r2"):
+        assert server.put(
+            f"/api/v1/players/{player_id}", {"clan": "red"}, format="json"
+        ).status_code in (200, 201)
+    ranked("r1", 300)
+    ranked("x1", 280)
+    ranked("r2", 200)
+
+    async def scenario() -> list[dict[str, Any]]:
+        clan_socket, snapshot = await open_socket(
+            "/ws/v1/leaderboard/ranked/?top=5&player_id=r2&segment=clan:red"
+        )
+        # r2 passes r1 within the clan: a new top and a climb, ranked within the clan.
+        await sync_to_async(ranked)("r2", 150)
+        received = [await clan_socket.receive_json_from(timeout=WAIT) for _ in range(2)]
+        await clan_socket.disconnect()
+        return [snapshot, *received]
+
+    snapshot, *received = async_to_sync(scenario)()
+
+    assert (snapshot["segment"], snapshot["total_players"]) == ("clan:red", 2)
+    assert [e["player_id"] for e in snapshot["entries"]] == ["r1", "r2"]
+    assert snapshot["player"]["rank"] == 2
+    by_type = {message["type"]: message for message in received}
+    assert [e["player_id"] for e in by_type["top"]["entries"]] == ["r2", "r1"]
+    assert (by_type["player"]["rank"], by_type["player"]["segment"]) == (1, "clan:red")

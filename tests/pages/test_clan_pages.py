@@ -61,3 +61,13 @@ def test_an_unknown_clan_is_the_html_404_page(client, clans, clan_id):
     response = client.get(f"/boards/arena/clans/{clan_id}/")
 
     assert response.status_code == 404
+
+
+def test_the_board_page_within_a_clan_ranks_its_members_live(client, clans):
+    response = client.get("/boards/arena/?segment=clan:red")
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert PLAYER_ROW.findall(html) == ["a", "c"]
+    # The socket the page opens follows the clan's members (the page's live script reads this).
+    assert 'data-segment="clan:red"' in html
