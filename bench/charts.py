@@ -38,8 +38,9 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
     written = []
     title = f"{results['players']:,} players, run {results['run']}"
 
-    def save(fig: Any, suptitle: str, name: str) -> None:
-        fig.suptitle(suptitle)
+    def save(fig: Any, suptitle: str | None, name: str) -> None:
+        if suptitle:
+            fig.suptitle(suptitle)
         fig.tight_layout()
         fig.savefig(out / name, dpi=110)
         plt.close(fig)
@@ -54,13 +55,13 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
     for mode, figures in ingest.items():
         _curve(http_ax, figures.get("requests"), f"POST scores, {mode}", linestyle=":")
     rank = results.get("rank") or {}
-    for key, label in (
-        ("zrevrank", "raw ZREVRANK"),
-        ("gateway_read_rank", "gateway Lua read_rank"),
-        ("postgres_count", "PostgreSQL count(*) + 1"),
+    for figures, label in (
+        (rank.get("zrevrank"), "raw ZREVRANK"),
+        (rank.get("gateway_read_rank"), "gateway Lua read_rank"),
+        (rank.get("postgres_count"), "PostgreSQL count(*) + 1"),
+        ((http.get("cached") or {}).get("rank"), "rank via API"),
     ):
-        _curve(rank_ax, rank.get(key), label)
-    _curve(rank_ax, (http.get("cached") or {}).get("rank"), "rank via API")
+        _curve(rank_ax, figures, label)
     for ax, name in (
         (http_ax, "HTTP latency by percentile (wrk)"),
         (rank_ax, "What's my rank? one request at a time vs API under load"),
@@ -105,8 +106,5 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
         ax.set_xlabel("requests / s")
         ax.set_title(f"Throughput against the ping ceiling - {title}")
         ax.margins(x=0.35)
-        fig.tight_layout()
-        fig.savefig(out / "throughput.png", dpi=110)
-        plt.close(fig)
-        written.append(out / "throughput.png")
+        save(fig, None, "throughput.png")
     return written

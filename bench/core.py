@@ -1,6 +1,5 @@
-"""The foundation every bench program stands on: its options, its run (signals, errors, exit
-codes), its phases (each timed, a failure recorded instead of fatal) and its report's tables, with
-the latency summaries and number formats they share."""
+"""The foundation of every bench program: its options, its run (signals, errors, exit codes),
+its phases (timed, a failure recorded), the latency summaries and the report's number formats."""
 
 from __future__ import annotations
 
@@ -35,29 +34,23 @@ def say(message: str, program: str = "bench") -> None:
     print(f"[{program}] {message}", flush=True)
 
 
-# --- Options: (flag, default, help[, tiny default]); the type is the default's (a flag if False,
-# a choice of one or more if a list) ----------------------------------------------------------
-
-
 def options_parse(
     prog: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None
 ) -> argparse.Namespace:
-    """The program's options; with `--tiny` among them, each option's tiny default (the fourth
-    item) applies unless the option is given."""
+    """Options as (flag, default, help[, tiny default]): a flag if the default is False, a choice
+    of several if a list, else of the default's type; with `--tiny`, the tiny default applies."""
     parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
     tiny_defaults = {}
     for flag, default, help_text, *tiny in options:
         if default is False:
             parser.add_argument(flag, action="store_true", help=help_text)
-            continue
-        if isinstance(default, list):
+        elif isinstance(default, list):
             parser.add_argument(flag, nargs="+", choices=default, default=default, help=help_text)
-            continue
-        kind = type(default) if default is not None else str
-        if tiny:
-            tiny_defaults[flag.lstrip("-").replace("-", "_")] = (default, tiny[0])
-            default = None
-        parser.add_argument(flag, type=kind, default=default, help=help_text)
+        else:
+            if tiny:
+                tiny_defaults[flag.lstrip("-").replace("-", "_")] = (default, tiny[0])
+            kind = type(default) if default is not None else str
+            parser.add_argument(flag, type=kind, default=None if tiny else default, help=help_text)
     args = parser.parse_args(argv)
     for name, (full, small) in tiny_defaults.items():
         if getattr(args, name) is None:
@@ -74,13 +67,10 @@ def output_option(results_file: str) -> tuple[tuple[Any, ...], ...]:
     )
 
 
-# --- A run ---------------------------------------------------------------------------------------
-
-
 class Program:
-    """`with Program(name) as run:` around a bench program's body: `run.code` is 2 after an error
-    it can explain (printed), 130 after Ctrl-C, SIGTERM or SIGHUP (the signals unwind like Ctrl-C,
-    so every `finally` and `with` cleans up), 0 otherwise."""
+    """`with Program(name) as run:` around a program's body: `run.code` is 2 after an error it
+    can explain, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound like Ctrl-C, so every `finally`
+    cleans up), 0 otherwise."""
 
     def __init__(self, name: str) -> None:
         self.name, self.code = name, 0
@@ -141,9 +131,6 @@ class Phases:
             }
 
 
-# --- Figures -------------------------------------------------------------------------------------
-
-
 def percentile(ordered: Sequence[float], p: float) -> float:
     """Nearest-rank percentile of an ascending sequence (p in 0..100)."""
     if not ordered:
@@ -158,8 +145,7 @@ def latency_summary(samples_ms: Sequence[float], *, curve: bool = True) -> dict[
     if not ordered:
         return {"samples": 0}
     summary: dict[str, Any] = {"samples": len(ordered)}
-    for p in (50, 90, 99):
-        summary[f"p{p}_ms"] = round(percentile(ordered, p), 4)
+    summary |= {f"p{p}_ms": round(percentile(ordered, p), 4) for p in (50, 90, 99)}
     summary.update(max_ms=round(ordered[-1], 4), mean_ms=round(sum(ordered) / len(ordered), 4))
     if curve:
         summary["curve_ms"] = [[p, round(percentile(ordered, p), 4)] for p in CURVE_PERCENTILES]
@@ -196,8 +182,7 @@ def share(value: float | None) -> str:
 
 
 def table(header: str, align: str, rows: Sequence[Sequence[Any]]) -> list[str]:
-    """A Markdown table: `header` and `align` with cells split by `|` (align: `l` or `r` a
-    column), then one line a row."""
+    """A Markdown table: cells split by `|` in `header`, `l` or `r` a column in `align`."""
     cells = [cell.strip() for cell in header.split("|")]
     rule = "".join("---|" if a == "l" else "---:|" for a in align)
     lines = ["| " + " | ".join(cells) + " |", "|" + rule]

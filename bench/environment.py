@@ -1,6 +1,6 @@
-"""The bench's own corner of PostgreSQL and Redis, and the environment its processes run with: a
-database on a PostgreSQL cluster of its own (unless --database-url names a server), key prefixes
-and a broker database of its own, so a run never touches the developer's data."""
+"""The bench's own corner of PostgreSQL and Redis (a cluster, database, key prefix and broker
+database of its own), and the environment its processes run with: a run never touches the
+developer's data."""
 
 from __future__ import annotations
 
@@ -56,14 +56,17 @@ def server_env(variables: dict[str, str]) -> dict[str, str]:
 
 
 def connect(url: str, dbname: str | None = None, **kwargs: Any) -> psycopg.Connection[Any]:
-    """`dbname` (by default the one `url` names) on the server `url` names, patient with a busy
-    cluster."""
-    info = devservices.pg_conninfo(url, dbname or unquote(urlparse(url).path.lstrip("/")))
+    """`dbname` (by default `url`'s) on `url`'s server, patient with a busy cluster."""
+    info = devservices.pg_conninfo(url, dbname or _database(url))
     return psycopg.connect(**{**info, "connect_timeout": 5}, **kwargs)
 
 
 def with_database(url: str, database: str) -> str:
     return urlunparse(urlparse(url)._replace(path=f"/{database}"))
+
+
+def _database(url: str) -> str:
+    return unquote(urlparse(url).path.lstrip("/"))
 
 
 @dataclass(frozen=True)
@@ -81,15 +84,15 @@ class BenchEnvironment:
 
     @property
     def database(self) -> str:
-        return unquote(urlparse(self.database_url).path.lstrip("/"))
+        return _database(self.database_url)
 
     def process_env(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
-        """What the web server, the Celery worker and the harness itself run with. The public
-        limit is on, as in production, at a rate the load never reaches (a 429 counts as an
-        error); ingest posts everything with one key, so that limit is off (empty)."""
+        """What the web server, the Celery worker and the harness itself run with."""
         return server_env(self.variables(top_cache_seconds=top_cache_seconds))
 
     def variables(self, *, top_cache_seconds: float = 1.0) -> dict[str, str]:
+        """The public limit is on, as in production, at a rate the load never reaches; ingest
+        posts everything with one key, so that limit is off (empty)."""
         return settings_env(
             DATABASE_URL=self.database_url,
             REDIS_URL=self.redis_url,
@@ -107,9 +110,8 @@ class BenchEnvironment:
 
 
 def cluster_start(home: Path) -> tuple[str, Path]:
-    """Start the bench's own PostgreSQL cluster in `home` (initdb first if there is none) with
-    the project's settings on a free port, stopped when this process exits however the run ends
-    short of a SIGKILL. Returns its URL and data."""
+    """The bench's own PostgreSQL cluster in `home` (initdb'd if new) on a free port, stopped
+    when this process exits short of a SIGKILL: its URL and data."""
     bindir = devservices.pg_bindir()
     if bindir is None:
         raise BenchError(
@@ -134,7 +136,7 @@ def cluster_start(home: Path) -> tuple[str, Path]:
 
 def database_create(url: str) -> bool:
     """Create the database `url` names unless it exists; returns whether it did."""
-    database = unquote(urlparse(url).path.lstrip("/"))
+    database = _database(url)
     try:
         with connect(url, "postgres", autocommit=True) as conn:
             query = "SELECT 1 FROM pg_database WHERE datname = %s"
@@ -147,8 +149,8 @@ def database_create(url: str) -> bool:
 
 
 def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
-    """Point this process at the bench's database and keys (`variables`), start Django, apply
-    migrations (unless `migrate` is off: a bench of the Redis side alone needs no database)."""
+    """Start Django in this process on `variables`, migrated unless `migrate` is off (a bench
+    of the Redis side alone needs no database)."""
     os.environ.update(variables)
     import django
     from django.core.management import call_command
@@ -160,18 +162,17 @@ def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
 
 def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
     """Check the options' names, start the bench's own PostgreSQL unless --database-url names a
-    server, create its database (with pg_stat_statements where the server preloads it) and set
-    Django up on it, migrated."""
+    server, create its database (with pg_stat_statements where preloaded), set Django up on it."""
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    named = urlparse(options.database_url).path.lstrip("/") if options.database_url else ""
-    if "bench" not in options.database or options.database == unquote(named):
+    named = _database(options.database_url) if options.database_url else ""
+    if "bench" not in options.database or options.database == named:
         raise BenchError(
             f"refusing database '{options.database}': the bench truncates its database, so its "
             "name must contain 'bench' and differ from --database-url's"
         )
     if "bench" not in options.key_prefix:
         raise BenchError(f"refusing --key-prefix '{options.key_prefix}': it must contain 'bench'")
-    if options.broker_db == int(urlparse(redis_url).path.lstrip("/") or 0):
+    if options.broker_db == int(_database(redis_url) or 0):
         raise BenchError(f"--broker-db {options.broker_db} is REDIS_URL's database")
     server_url, cluster = options.database_url, None
     if not server_url:
@@ -196,8 +197,8 @@ def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
 
 
 def database_connections(env: BenchEnvironment) -> dict[str, Any]:
-    """Connections open to the bench's database now (a leak shows as a growing count), and
-    sessions opened since the statistics were reset (a phase's difference is its churn)."""
+    """Connections open to the bench's database now (a leak grows it), and sessions opened since
+    the statistics were reset (a phase's difference is its churn)."""
     with env.connect("postgres") as conn:
         activity = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
         open_now = conn.execute(activity, [env.database]).fetchone()[0]

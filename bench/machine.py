@@ -1,7 +1,5 @@
-"""The machine a result was measured on: facts kept with every result, its speed (a fixed Python
-loop), and where its CPU went during a phase, by part (bench/README.md, "What a run does", 12): a
-part is its leading process, its process group and its children, with their reaped children's
-time (cutime and cstime), since processes that exit within a phase vanish from /proc."""
+"""The machine a result was measured on: its facts, its speed (a fixed Python loop), and where its
+CPU went during a phase, by part (bench/README.md, "What a run does", 12)."""
 
 from __future__ import annotations
 
@@ -50,8 +48,8 @@ def _git(*args: str) -> str:
 
 
 def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
-    """The recorded settings as the server reports them (one an older server lacks left out),
-    those that shape the write path first, and what one durable commit costs on this disk."""
+    """The recorded settings (those an older server lacks left out), those that shape the write
+    path first, and what one durable commit costs on this disk."""
     names = ("server_version", "shared_buffers", "synchronous_commit", "fsync", "wal_level")
     with env.connect() as conn:
         rows = conn.execute(
@@ -75,8 +73,8 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
 
 
 def python_probe_ms() -> float:
-    """The best of five runs of a fixed pure-Python loop: a shared or throttled machine shows
-    here (and in every figure of the run) as a larger number than the same machine idle."""
+    """The best of five runs of a fixed pure-Python loop: larger on a shared or throttled
+    machine than on the same machine idle."""
     best = float("inf")
     for _ in range(5):
         started = time.perf_counter()
@@ -145,7 +143,8 @@ class Window:
         self.connections: dict[str, int] = {}
 
     def _part_ticks(self) -> dict[str, int]:
-        """Ticks of each part's live processes and their reaped children, now."""
+        """Ticks of each part (its leader, process group and children) and of their reaped
+        children (cutime and cstime: processes that exit within a phase vanish from /proc)."""
         leaders = {pid: name for name, pid in self.groups.items()}
         named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
         totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)

@@ -1,5 +1,5 @@
-"""The phases of one `bench.run` on the bench's own season (bench/README.md, "What a run does"):
-the report is written whatever happened, and every process started is stopped on the way out."""
+"""The phases of one `bench.run` (bench/README.md, "What a run does"): the report is written
+whatever happened, and every process started is stopped on the way out."""
 
 from __future__ import annotations
 
@@ -30,15 +30,10 @@ from .reads import (
 from .wrk import tool_version
 
 READS = {
-    "cached": (
-        ("ping", "ping"),
-        ("rank", "rank"),
-        ("top100", "top"),
-        ("around", "around"),
-        ("friends", "friends"),
-    ),
-    "uncached": (("ping", "ping"), ("top100", "top"), ("around", "around")),
+    "cached": ("ping", "rank", "top100", "around", "friends"),
+    "uncached": ("ping", "top100", "around"),
 }
+KINDS = {"top100": "top"}  # the kind of request of an endpoint, where its name is not that
 # Rates the search tries after the main open-loop phase: upwards from a rate that was kept up
 # with, until one is not; downwards from one that was not, until one is.
 SEARCH_UP = (8_000, 10_000, 12_000, 14_000, 16_000, 20_000, 24_000, 30_000)
@@ -57,17 +52,12 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
         cache_prefix=env.cache_prefix,
         broker_url=env.broker_url,
     )
-    results: dict[str, Any] = {
-        "schema": 1,
-        "run": stamp,
-        "started_at": started.isoformat(),
-        "players": options.players,
-        "mode": "tiny" if options.tiny else "full",
-        "config": config,
-        "machine": machine_facts(env, wrk=tool_version(wrk, "-v"), h2load=tool_version(h2load)),
-    }
+    machine = machine_facts(env, wrk=tool_version(wrk, "-v"), h2load=tool_version(h2load))
     cluster = f"the bench's own cluster in {env.cluster}" if env.cluster else None
-    results["machine"]["postgresql"]["cluster"] = cluster or "an existing server (--database-url)"
+    machine["postgresql"]["cluster"] = cluster or "an existing server (--database-url)"
+    mode = "tiny" if options.tiny else "full"
+    results: dict[str, Any] = {"schema": 1, "run": stamp, "started_at": started.isoformat()}
+    results.update(players=options.players, mode=mode, config=config, machine=machine)
     phases = Phases(results)
     ticks_at_start, code = cpu_times(), 0
     try:
@@ -138,13 +128,10 @@ def _phases(bench: Bench) -> None:
         with phase("rank baselines"):
             results["rank"] = rank_baselines(bench)
         with phase("http reference: bare ASGI app"):
+            app, name = "bench.apps.bare:application", "bare-asgi"
+            workers, process_env = options.web_workers, env.process_env()
             started = server_start(
-                bench.processes,
-                env.process_env(),
-                name="bare-asgi",
-                app="bench.apps.bare:application",
-                workers=options.web_workers,
-                ready="/",
+                bench.processes, process_env, name=name, app=app, workers=workers, ready="/"
             )
             with bench.processes.running(started) as server:
                 results["http"]["reference"]["bare_asgi"] = reference_measure(bench, server)
@@ -170,7 +157,8 @@ def _reads(bench: Bench, server_name: str, server: Started) -> None:
     """Each read endpoint at saturation (wrk), then on the cached server at fixed rates
     (h2load); then a profile of one endpoint."""
     results, cpu = bench.results["http"][server_name], {"web": server.pid, **bench.database_part}
-    for name, kind in READS[server_name]:
+    for name in READS[server_name]:
+        kind = KINDS.get(name, name)
         with bench.phases.phase(f"http {server_name} {name}"):
             figures = results[name] = endpoint_measure(bench, server, kind, cpu)
             say(f"{name} ({server_name}): {figures['requests_per_s']:,.0f} req/s")

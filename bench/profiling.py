@@ -24,8 +24,7 @@ def py_spy() -> str | None:
 
 
 def profile_start(*, pid: int, seconds: float, output: Path) -> subprocess.Popen[bytes]:
-    """py-spy on `pid`'s process and children, only threads holding the GIL: where the Python
-    CPU goes, not who is waiting."""
+    """py-spy on `pid` and its children, threads holding the GIL only (CPU, not waiting)."""
     argv = [str(py_spy()), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
     argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
     argv += [str(max(1, round(seconds))), "--output", str(output)]
@@ -71,11 +70,8 @@ def _package(path: str) -> str:
 
 def _short(frame: str) -> str:
     function, path = _where(frame)
-    if "site-packages/" in path:
-        path = path.split("site-packages/", 1)[1]
-    else:
-        path = str(_relative(path) or Path(path).name)
-    return f"{function} ({path})"
+    _, installed, package_path = path.partition("site-packages/")
+    return f"{function} ({package_path if installed else _relative(path) or Path(path).name})"
 
 
 def profile_summary(raw: Path) -> dict[str, Any]:

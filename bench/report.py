@@ -30,8 +30,9 @@ SINGLE_FRESHNESS_P99_MS = 250
 GROWTH_LIMIT = 1.5
 GROWTH_SLACK_MS = 100
 # Where a miss is explained: the path of the phase's figures (its CPU), and its profile's label.
-MAIN_PHASE = (("open_loop", "batch"), "ingest_batch")
-BATCH_PHASE = (("ingest", "batch"), "ingest_batch")
+Phase = tuple[tuple[str, ...], str]
+MAIN_PHASE: Phase = (("open_loop", "batch"), "ingest_batch")
+BATCH_PHASE: Phase = (("ingest", "batch"), "ingest_batch")
 # Below this share of the offered rate answered, an open-loop latency figure is flagged.
 OPEN_READ_ANSWERED_SHARE = 0.99
 WHOLE_UNITS = ("results/s", "players/s", "x", "%")  # printed without decimals
@@ -55,7 +56,7 @@ def _target(
     higher: bool,
     failed: float = 0.0,
     digits: int | None = None,
-    phase: tuple[tuple[str, ...], str] | None = None,
+    phase: Phase | None = None,
 ) -> dict[str, Any]:
     """The verdict on one target; `failed`: the share of the phase's requests that failed."""
     target: dict[str, Any] = {"name": name, "value": None if value is None else round(value, 3)}
@@ -64,13 +65,12 @@ def _target(
         return {**target, "status": "NO DATA", "margin_pct": None, "verdict": "no data"}
     passed = value >= goal if higher else value <= goal
     margin = (value / goal - 1) * 100 if higher else (1 - value / goal) * 100
-    if higher:
-        verdict = f"{margin:+.0f}% over the target" if passed else "zero"
-        if not passed and value > 0:
-            verdict = f"short by {-margin:.0f}% (needs {goal / value:.2f}x)"
+    if passed:
+        verdict = f"{margin:+.0f}% over the target" if higher else f"{margin:.0f}% under the limit"
+    elif higher:
+        verdict = f"short by {-margin:.0f}% (needs {goal / value:.2f}x)" if value > 0 else "zero"
     else:
-        verdict = f"{margin:.0f}% under the limit" if passed else ""
-        verdict = verdict or f"over by {-margin:.0f}% ({value / goal:.2f}x the limit)"
+        verdict = f"over by {-margin:.0f}% ({value / goal:.2f}x the limit)"
     if failed > 0.001:
         verdict += f"; {failed:.1%} of the requests failed"
     status = "PASS" if passed else "MISS"
@@ -98,8 +98,7 @@ def derive(results: dict[str, Any]) -> None:
             stat: round(rank["postgres_count"][f"{stat}_ms"] / rank["zrevrank"][f"{stat}_ms"], 1)
             for stat in ("p50", "p99", "mean")
         }
-    others = [cpu.get("other", 0.0) for _, cpu in _cpu_rows(results)]
-    if others:
+    if others := [cpu.get("other", 0.0) for _, cpu in _cpu_rows(results)]:
         results["noise"] = {
             "other_cores_mean": round(sum(others) / len(others), 3),
             "other_cores_max": round(max(others), 3),
@@ -123,8 +122,7 @@ def derive(results: dict[str, Any]) -> None:
 
 
 def _read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    cached = get(results, "http", "cached") or {}
-    targets = []
+    cached, targets = get(results, "http", "cached") or {}, []
     for name, endpoint, ratio, goal in (
         ("Rank: throughput vs the bare ASGI app", "rank", "bare_asgi", 15),
         ("Rank: throughput vs the ping ceiling", "rank", "ceiling", 85),
@@ -137,15 +135,13 @@ def _read_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         value = None if value is None else value * 100
         targets.append(_target(name, value, goal, "%", higher=True, failed=failed, phase=phase))
     at_70 = get(cached, "rank", "open_loop", "70") or {}
-    requests = at_70.get("requests")
+    requests, answered = at_70.get("requests"), at_70.get("achieved_share")
     failed = (at_70.get("non_2xx", 0) + at_70.get("errors", 0)) / requests if requests else 0.0
     phase = (("http", "cached", "rank", "open_loop", "70"), "rank")
     for label, key, limit in (("p99", "p99_ms", 20), ("p99.9", "p999_ms", 50)):
         name = f"Rank at 70% of its maximum rate (open loop): {label}"
-        target = _target(
-            name, at_70.get(key), limit, "ms", higher=False, failed=failed, phase=phase
-        )
-        answered = at_70.get("achieved_share")
+        value = at_70.get(key)
+        target = _target(name, value, limit, "ms", higher=False, failed=failed, phase=phase)
         if answered is not None and answered < OPEN_READ_ANSWERED_SHARE:
             target["verdict"] += f"; only {answered:.1%} of the offered rate was answered"
         targets.append(target)
@@ -157,8 +153,7 @@ def _open_loop_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     main = get(results, "open_loop", "batch") or {}
     accepted = main.get("accepted_share")
     first, last = (get(main, key, "p99_ms") for key in ("freshness_first", "freshness_last"))
-    edge = n(main.get("edge_seconds", EDGE_SECONDS))
-    limit = SUSTAINED_FRESHNESS_P99_MS
+    edge, limit = n(main.get("edge_seconds", EDGE_SECONDS)), SUSTAINED_FRESHNESS_P99_MS
     if first:
         limit = min(max(GROWTH_LIMIT * first, first + GROWTH_SLACK_MS), limit)
     name = (f"No growth at {rate}/s: last-{edge}-s freshness p99 (<= {GROWTH_LIMIT:g}x the first "
@@ -212,9 +207,6 @@ def report_write(results: dict[str, Any], options: argparse.Namespace) -> list[P
     return written + charts
 
 
-# --- Markdown --------------------------------------------------------------------------------
-
-
 def _section(h: str, title: str, *blocks: str | list[str]) -> list[str]:
     """A heading, then each block (a paragraph, or a table's lines) and a blank line after it."""
     lines = [f"{h}# {title}", ""]
@@ -236,33 +228,32 @@ def _backlog(f: dict[str, Any]) -> str:
 
 
 def _drained(mirror: dict[str, Any]) -> str:
+    seconds, left = mirror.get("drain_seconds"), get(mirror, "backlog_left", "unmirrored_totals")
     if mirror.get("drained"):
-        return f"{mirror.get('drain_seconds')} s"
-    left = n(get(mirror, "backlog_left", "unmirrored_totals"))
-    return f"no: {left} totals still unmirrored after {mirror.get('drain_seconds')} s (failed " + (
-        "mirror tasks; the sweep is not run here)"
-    )
+        return f"{seconds} s"
+    failed = "(failed mirror tasks; the sweep is not run here)"
+    return f"no: {n(left)} totals still unmirrored after {seconds} s {failed}"
 
 
 def _probes(f: dict[str, Any]) -> str:
     """Probe results seen in the window, then those never seen and those refused (all phases)."""
-    probe = f.get("freshness") or {}
-    seen = n(get(f, "freshness_window", "samples"))
+    probe, seen = f.get("freshness") or {}, n(get(f, "freshness_window", "samples"))
     return f"{seen} ({n(probe.get('lost'))}, {n(probe.get('failed_posts'))})"
 
 
-def _open_loop_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every open-loop phase, named by its rate, in the order it ran."""
+def _open_loop_rows(results: dict[str, Any], *, search: bool = True) -> list[tuple[str, Any]]:
+    """Every open-loop phase (the search's steps unless `search` is off), named by its rate, in
+    the order it ran."""
     opened = results.get("open_loop") or {}
     rows = [opened["batch"]] if opened.get("batch") else []
-    rows += get(opened, "search", "steps") or []
+    rows += (get(opened, "search", "steps") or []) if search else []
     rows += [opened["single"]] if opened.get("single") else []
     named = []
     for f in rows:
         batch = f.get("batch_size")
         unit = "single results" if batch == 1 else f"results in batches of {batch}"
-        search = "search: " if "sustained" in f else ""
-        named.append((f"{search}open loop {n(f.get('rate_results_per_s'))}/s, {unit}", f))
+        step = "search: " if "sustained" in f else ""
+        named.append((f"{step}open loop {n(f.get('rate_results_per_s'))}/s, {unit}", f))
     return named
 
 
@@ -274,21 +265,22 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
             rows.append((f"{name} ({where})", f.get("cpu_cores")))
             for at, run in (f.get("open_loop") or {}).items():
                 rows.append((f"{name} at {at}%, open loop ({where})", run.get("cpu_cores")))
-    rows += [
-        (f"ingest {mode}", f.get("cpu_cores")) for mode, f in (results.get("ingest") or {}).items()
-    ]
+    rows += [(f"ingest {mode}", f.get("cpu_cores")) for mode, f in _ingest(results).items()]
     rows += [(name, f.get("cpu_cores")) for name, f in _open_loop_rows(results)]
     return [(name, cpu) for name, cpu in rows if cpu]
+
+
+def _ingest(results: dict[str, Any]) -> dict[str, Any]:
+    return results.get("ingest") or {}
 
 
 def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
     h = "#" * heading_level
     c, m = results.get("config") or {}, results.get("machine") or {}
-    git = m.get("git") or {}
-    commit = (git.get("commit") or "unknown")[:10] + (
-        " (uncommitted changes)" if git.get("dirty") else ""
-    )
-    settings = get(m, "postgresql", "settings") or {}
+    git, pg = m.get("git") or {}, m.get("postgresql") or {}
+    commit = (git.get("commit") or "unknown")[:10]
+    commit += " (uncommitted changes)" if git.get("dirty") else ""
+    settings = pg.get("settings") or {}
     quoted = ", ".join(f"{k} {settings[k]}" for k in QUOTED_SETTINGS.split() if k in settings)
     lines = [
         f"{h} Benchmark: {results['players']:,} players ({results.get('mode')} run "
@@ -296,9 +288,9 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         "",
         f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
         f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
-        f"{get(m, 'redis', 'version')}, PostgreSQL {get(m, 'postgresql', 'server_version')}, "
+        f"{get(m, 'redis', 'version')}, PostgreSQL {pg.get('server_version')}, "
         f"{m.get('wrk', '').split(' [')[0]}; a one-row PostgreSQL commit takes "
-        f"{get(m, 'postgresql', 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; load "
+        f"{get(pg, 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; load "
         f"average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}; a "
         f"fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
         f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
@@ -313,20 +305,20 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"results/s, {n(c.get('open_seconds'))} s each, from {c.get('senders')} senders; the rate "
         f"search {n(c.get('search_seconds'))} s a rate. Whole run: {n(results.get('seconds'))} s.",
         "",
-        f"PostgreSQL: {get(m, 'postgresql', 'cluster') or '–'}; {quoted}.",
+        f"PostgreSQL: {pg.get('cluster') or '–'}; {quoted}.",
         "",
     ]
-    if results["players"] < TARGET_PLAYERS:
-        lines += [f"> The targets are set at {TARGET_PLAYERS:,} players; at {results['players']:,} "
-                  "the verdicts below are indicative only.", ""]  # fmt: skip
     noise = results.get("noise") or {}
-    if noise.get("other_cores_mean", 0) > NOISY_CORES:
-        lines += [f"> **Noisy machine**: processes outside the benchmark used "
-                  f"{noise['other_cores_mean']:.2f} cores on average during the measured phases "
-                  f"(up to {noise['other_cores_max']:.2f}); the figures are lower than this "
-                  "machine can do. See the CPU table.", ""]  # fmt: skip
-    if results.get("interrupted"):
-        lines += ["> **Interrupted**: figures are partial.", ""]
+    for shown, note in (
+        (results["players"] < TARGET_PLAYERS, f"The targets are set at {TARGET_PLAYERS:,} players; "
+         f"at {results['players']:,} the verdicts below are indicative only."),
+        (noise.get("other_cores_mean", 0) > NOISY_CORES, "**Noisy machine**: processes outside "
+         f"the benchmark used {noise.get('other_cores_mean', 0):.2f} cores on average during the "
+         f"measured phases (up to {noise.get('other_cores_max', 0):.2f}); the figures are lower "
+         "than this machine can do. See the CPU table."),
+        (results.get("interrupted"), "**Interrupted**: figures are partial."),
+    ):  # fmt: skip
+        lines += [f"> {note}", ""] if shown else []
     for section in SECTIONS:
         lines += section(results, h)
     if results.get("charts"):
@@ -341,9 +333,8 @@ def _targets_section(results: dict[str, Any], h: str) -> list[str]:
     for t in results.get("targets", []):
         digits = t["digits"] if t["digits"] is not None else 0 if t["unit"] in WHOLE_UNITS else 1
         value = "–" if t["value"] is None else f"{n(t['value'], digits)} {t['unit']}"
-        sign = ">=" if t["higher_is_better"] else "<="
-        goal = f"{sign} {n(t['goal'], t['digits'] or 0)} {t['unit']}"
-        rows.append((t["name"], value, goal, f"**{t['status']}**, {t['verdict']}"))
+        goal = f"{'>=' if t['higher_is_better'] else '<='} {n(t['goal'], t['digits'] or 0)}"
+        rows.append((t["name"], value, f"{goal} {t['unit']}", f"**{t['status']}**, {t['verdict']}"))
         if t["status"] != "MISS":
             continue
         # Where to look when a target is missed: the phase's CPU and its profile.
@@ -391,11 +382,10 @@ def _rank_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _http_section(results: dict[str, Any], h: str) -> list[str]:
-    bare = get(results, "http", "reference", "bare_asgi") or {}
-    rows = []
+    bare, rows = get(results, "http", "reference", "bare_asgi") or {}, []
     for server, endpoints in (results.get("http") or {}).items():
+        reference = server == "reference"
         for name, f in endpoints.items():
-            reference = server == "reference"
             rows.append((
                 "bare ASGI app (reference)" if reference else name,
                 {"reference": "–", "cached": "1 s", "uncached": "off"}.get(server, server),
@@ -413,18 +403,16 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
         "`LEADERBOARD_TOP_CACHE_SECONDS=1` and then `0`. The machine's reference is a bare ASGI "
         "app (`bench/apps/bare.py`) under uvicorn with the same "
         f"{get(results, 'config', 'web_workers')} workers: **{n(bare.get('requests_per_s'))} "
-        f"req/s** (p50 {ms(bare.get('p50_ms'))} ms, "
-        f"p99 {ms(bare.get('p99_ms'))} ms). The public rate limit is on "
-        f"(`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would count as an error.",
+        f"req/s** (p50 {ms(bare.get('p50_ms'))} ms, p99 {ms(bare.get('p99_ms'))} ms). The public "
+        f"rate limit is on (`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would "
+        "count as an error.",
         table(header, "llrrrrrrrrr", rows),
     )
 
 
 def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
     cached = get(results, "http", "cached") or {}
-    runs = [
-        (name, at, r) for name, f in cached.items() for at, r in (f.get("open_loop") or {}).items()
-    ]
+    runs = [(e, at, r) for e, f in cached.items() for at, r in (f.get("open_loop") or {}).items()]
     if not runs:
         return []
     rows = [
@@ -436,10 +424,8 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
         for name, at, r in runs
     ]  # fmt: skip
     first = runs[0][2]
-    header = "Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | "
-    header += (
-        "p99.9 ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
-    )
+    header = "Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | p99.9 "
+    header += "ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
     return _section(
         h,
         "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
@@ -454,7 +440,7 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
 
 def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     rows = []
-    for mode, f in (results.get("ingest") or {}).items():
+    for mode, f in _ingest(results).items():
         fresh, requests = get(f, "freshness", "freshness") or {}, f.get("requests") or {}
         consistency = f.get("consistency_after_drain") or {}
         checked = consistency.get("checked", 0)
@@ -481,8 +467,7 @@ def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
-    named = [(name, f) for name, f in _open_loop_rows(results) if not name.startswith("search")]
-    if not named:
+    if not (named := _open_loop_rows(results, search=False)):
         return []
     rows = []
     for name, f in named:
@@ -516,15 +501,14 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
         "never writes, each polled on `GET /api/v1/leaderboard/players/{id}` until it shows; "
         "p50/p99/max over the window, then p99 over its first and last "
         f"{n(main.get('edge_seconds'))} s. The harness sent {n(sender.get('sent_late'))} of the "
-        "main phase's requests more than "
-        f"{n(sender.get('late_after_ms'))} ms after their slot (send lag p99 "
-        f"{ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures include the drain.",
+        f"main phase's requests more than {n(sender.get('late_after_ms'))} ms after their slot "
+        f"(send lag p99 {ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures "
+        "include the drain.",
     )
 
 
 def _search_section(results: dict[str, Any], h: str) -> list[str]:
-    search = get(results, "open_loop", "search")
-    if not search:
+    if not (search := get(results, "open_loop", "search")):
         return []
     main = get(results, "open_loop", "batch") or {}
     edge = n(main.get("edge_seconds"))
@@ -546,18 +530,15 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
         f"({n(main.get('rate_results_per_s'))}/s) was{'' if upwards else ' not'}, so the "
         f"search went {search.get('direction')}wards, {n(search.get('seconds'))} s a rate.",
         table(header, "rrrrrrrrll", rows),
-        f"Highest rate kept up with: **{n(highest)} results/s**."
-        if highest
-        else "Highest rate kept up with: **none of the rates tried**.",
+        f"Highest rate kept up with: **{n(highest) if highest else 'none of the rates tried'}"
+        f"{' results/s' if highest else ''}**.",
     )
 
 
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
-    phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
-    phases = [
-        (name, f["postgres"]) for name, f in phases + _open_loop_rows(results) if f.get("postgres")
-    ]
-    if not phases:
+    phases = [(f"ingest {mode} (wrk)", f) for mode, f in _ingest(results).items()]
+    phases = [(name, f["postgres"]) for name, f in phases + _open_loop_rows(results)]
+    if not (phases := [(name, pg) for name, pg in phases if pg]):
         return []
     rows = []
     for name, pg in phases:
@@ -580,7 +561,7 @@ def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
         "buffer cache, checkpoints and autovacuum runs that fell in the phase.",
         table(header, "lrrrrrrrrl", rows),
     ]
-    quoted = {name for name, _ in _open_loop_rows(results) if not name.startswith("search")}
+    quoted = {name for name, _ in _open_loop_rows(results, search=False)}
     for name, pg in phases:
         if name in quoted and pg.get("top_statements"):
             blocks.append(f"Costliest statements, {name}:")
@@ -610,9 +591,8 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
-    rows = [
-        (name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in _cpu_rows(results)
-    ]
+    cpu_rows = _cpu_rows(results)
+    rows = [(name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in cpu_rows]
     if not rows:
         return []
     header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
@@ -621,8 +601,7 @@ def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
         "Where the time goes",
         "CPU during each measured phase, in cores (this machine has "
         f"{get(results, 'machine', 'cores')}); `wrk` is the load generator (wrk, or h2load at "
-        "a fixed rate), `other` is everything "
-        "else on the machine, `busy` the machine as a whole.",
+        "a fixed rate), `other` is everything else on the machine, `busy` the machine as a whole.",
         table(header, "l" + "r" * len(CPU_PARTS), rows),
     )
 
