@@ -34,13 +34,19 @@ PATHS = {
     "friends": "/api/v1/leaderboard/players/{player}/friends?board={board}&season={season}",
 }
 INDEX = "bench_total_season_points"
+INDEX_ON = f"{INDEX} ON matches_playertotal (season_id, points)"
 RANK_SQL = "SELECT count(*) + 1 FROM matches_playertotal WHERE season_id = %s AND points > %s"
 
 
-def _timed(call: Callable[[str], Any], args: list[Any]) -> list[float]:
-    """Milliseconds of each `call(arg)`, one at a time."""
-    samples = []
+def _timed(
+    call: Callable[[Any], Any], args: list[Any], seconds: float | None = None
+) -> list[float]:
+    """Milliseconds of each `call(arg)`, one at a time (for `seconds` at most, one at least)."""
+    samples: list[float] = []
+    deadline = time.perf_counter() + (seconds or 0)
     for arg in args:
+        if seconds is not None and samples and time.perf_counter() > deadline:
+            break
         started = time.perf_counter_ns()
         call(arg)
         samples.append((time.perf_counter_ns() - started) / 1e6)
@@ -85,19 +91,13 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
     with bench.env.connect() as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")
         started = time.perf_counter()
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {INDEX} ON matches_playertotal (season_id, points)"
-        )
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {INDEX_ON}")
         conn.execute("VACUUM (ANALYZE) matches_playertotal")
         index_seconds = time.perf_counter() - started
         try:
-            points = dict(
-                conn.execute(
-                    "SELECT player_id, points FROM matches_playertotal"
-                    " WHERE season_id = %s AND player_id = ANY(%s)",
-                    [sid, player_ids],
-                ).fetchall()
-            )
+            query = "SELECT player_id, points FROM matches_playertotal WHERE season_id = %s"
+            found = conn.execute(query + " AND player_id = ANY(%s)", [sid, player_ids])
+            points = dict(found.fetchall())
             thresholds = [points[p] for p in player_ids if p in points]
             plan = conn.execute("EXPLAIN (FORMAT JSON) " + RANK_SQL, [sid, thresholds[0]])
             plan = plan.fetchone()[0][0]["Plan"]
@@ -106,12 +106,7 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
                 return conn.execute(RANK_SQL, [sid, threshold], prepare=True)
 
             _timed(rank, thresholds[:5])
-            samples: list[float] = []
-            deadline = time.perf_counter() + bench.options.pg_seconds
-            for threshold in thresholds:
-                if samples and time.perf_counter() > deadline:
-                    break
-                samples += _timed(rank, [threshold])
+            samples = _timed(rank, thresholds, seconds=bench.options.pg_seconds)
         finally:
             conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
     nodes = []
@@ -122,7 +117,7 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
     return {
         **latency_summary(samples),
         "query": RANK_SQL,
-        "index": f"{INDEX} ON matches_playertotal (season_id, points)",
+        "index": INDEX_ON,
         "index_build_seconds": round(index_seconds, 2),
         "plan": " > ".join(nodes),
     }
