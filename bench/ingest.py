@@ -73,14 +73,10 @@ class IngestWindow:
     def __init__(self, bench: Bench, server: Started, cpu: dict[str, int]) -> None:
         self.bench, options, season = bench, bench.options, bench.season
         self.load_players = options.players - options.probe_players
-        self.probe = FreshnessProbe(
-            url=server.url,
-            api_key=bench.api_key,
-            board=season.board.slug,
-            season=season.slug,
-            players=[f"p{i}" for i in range(self.load_players, options.players)],
-            rate=options.probe_rate,
-        )
+        # Where and with what key the load and the probe post.
+        self.target = (server.url, bench.api_key, season.board.slug, season.slug)
+        players = [f"p{i}" for i in range(self.load_players, options.players)]
+        self.probe = FreshnessProbe(*self.target, players=players, rate=options.probe_rate)
         self.window = Window(cpu, bench.env)
 
     def __enter__(self) -> IngestWindow:
@@ -207,11 +203,10 @@ def openloop_measure(
     bench: Bench, server: Started, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
 ) -> dict[str, Any]:
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
-    season, options = bench.season, bench.options
     with IngestWindow(bench, server, cpu) as window:
         prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"
-        target = (server.url, bench.api_key, season.board.slug, season.slug)
-        load = OfferedLoad(*target, rate, batch, window.load_players, prefix, options.senders)
+        players, senders = window.load_players, bench.options.senders
+        load = OfferedLoad(*window.target, rate, batch, players, prefix, senders)
         sender = OpenLoopSender(load).start()
         try:
             time.sleep(seconds)

@@ -323,7 +323,7 @@ class FreshnessProbe(OpenLoopSender):
     max_in_flight = 1 << 30  # one result a player at a time is the bound
 
     def __init__(
-        self, *, url: str, api_key: str, board: str, season: str, players: list[str], rate: float
+        self, url: str, api_key: str, board: str, season: str, *, players: list[str], rate: float
     ) -> None:
         prefix = f"probe-{int(time.time() * 1000)}"
         load = OfferedLoad(url, api_key, board, season, rate, 1, len(players), prefix, senders=1)
