@@ -1,6 +1,5 @@
-"""Reads at a constant arrival rate (open loop) from h2load (Debian's nghttp2-client), from a few
-processes of CONNECTIONS_PER_LOADER connections each, every request's duration read from its log
-(bench/README.md, "h2load": why so, and the coordinated omission it leaves per connection)."""
+"""Reads at a constant arrival rate (open loop) from h2load processes of CONNECTIONS_PER_LOADER
+connections each, every request's duration read from its log (bench/README.md, "h2load")."""
 
 from __future__ import annotations
 
@@ -46,29 +45,24 @@ def h2load_open_loop(
 ) -> dict[str, Any]:
     """Offer `rate` requests a second for `seconds` over about `connections` connections;
     `uris(rng, count)` gives one loader's URI list (one URI for a fixed endpoint)."""
-    # Each connection sends at least MIN_RATE_PER_CONNECTION a second: below that h2load sends
-    # little or nothing in a short window, and its connections, started together, send together.
-    # A slow endpoint's few dozen a second go over fewer connections; thousands over all of them.
+    # At least MIN_RATE_PER_CONNECTION a connection: below that h2load sends little or nothing in
+    # a short window. A slow endpoint's few dozen a second go over fewer connections.
     connections = min(connections, max(1, math.floor(rate / MIN_RATE_PER_CONNECTION)))
     loaders = max(1, connections // CONNECTIONS_PER_LOADER)
     connections = loaders * CONNECTIONS_PER_LOADER
     per_connection = rate / connections
     interval = 1.0 / per_connection
     work_dir.mkdir(parents=True, exist_ok=True)
-    # Each connection asks for at most this many URIs over warm-up and window.
     wanted = math.ceil(per_connection * (seconds + WARMUP_SECONDS + interval)) + 10
     # Each loader's process, log, output, and the wall time its measured window starts.
     running: list[tuple[subprocess.Popen[bytes], Path, Path, float]] = []
     try:
         for index in range(loaders):
             listed = uris(random.Random(f"{seed}:{label}:{index}"), wanted)
-            log, out = (work_dir / f"{label}-{index}.{ext}" for ext in ("log", "out"))
+            log, out, uri_file = (work_dir / f"{label}-{index}.{e}" for e in ("log", "out", "uris"))
             log.unlink(missing_ok=True)  # h2load appends to its log
-            target = listed[:1]
-            if len(listed) > 1:
-                uri_file = work_dir / f"{label}-{index}.uris"
-                uri_file.write_text("\n".join(listed) + "\n")
-                target = ["-i", str(uri_file)]
+            uri_file.write_text("\n".join(listed) + "\n")
+            target = ["-i", str(uri_file)] if len(listed) > 1 else listed
             argv = [h2load, "--h1", "-t", "1", "-c", str(CONNECTIONS_PER_LOADER)]
             argv += [f"--rps={per_connection:.6f}", f"--duration={seconds:g}"]
             argv += [f"--warm-up-time={WARMUP_SECONDS:g}", f"--log-file={log}", *target]
@@ -88,9 +82,7 @@ def h2load_open_loop(
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
-    summary: Counter[str] = Counter()
-    statuses: Counter[str] = Counter()
-    durations_ms: list[float] = []
+    summary, statuses, durations_ms = Counter[str](), Counter[str](), list[float]()
     for process, log, out, window_starts in running:
         text = out.read_text(errors="replace")
         if process.returncode != 0 or (found := _SUMMARY.search(text)) is None:

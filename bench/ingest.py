@@ -1,6 +1,6 @@
 """Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), closed loop
-(wrk) and open loop (bench/openloop.py): accepted results counted in PostgreSQL, how soon each
-shows on the public rank endpoint (the probe), and what PostgreSQL did for it (bench/pgstats.py)."""
+(wrk) and open loop (bench/openloop.py): results accepted, how soon each shows on the rank
+endpoint (the probe), and what PostgreSQL did for it (bench/pgstats.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import redis
 from leaderboards import store
 from seasons.scoring import points_of
 
+from .core import latency_summary
 from .environment import QUEUE, Bench, BenchEnvironment
 from .machine import Window
-from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender, freshness_between
+from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender
 from .pgstats import harness_connection, pg_delta, pg_snapshot
 from .processes import Started
 from .wrk import WrkLoad
@@ -26,15 +27,14 @@ SUSTAINED_SHARE = 0.999
 SUSTAINED_FRESHNESS_P99_MS = 1000.0
 CONSISTENCY_SAMPLE = 500
 STALLED_SECONDS = 5.0
-# Freshness is also summarised over the first and the last seconds of a window: a backlog that
-# grows shows as a last stretch worse than the first.
+# Freshness over the first and the last seconds of a window too: a growing backlog shows there.
 EDGE_SECONDS = 10.0
 PROBE_PREFIX = "probe-"
 
 
 def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict[str, int]:
-    """Standings committed but still in the mirror's outbox, and mirror tasks queued in the
-    broker or taken but not done (acks_late keeps those in Redis's `unacked` hash)."""
+    """Totals committed but still in the mirror's outbox, and mirror tasks queued in the broker
+    or taken but not done (acks_late keeps those in Redis's `unacked` hash)."""
     unmirrored = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()[0]
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=5)
     # The bench's queue, or Celery's default one where the settings do not name queues.
@@ -60,23 +60,23 @@ def mirror_wait(
     return backlog
 
 
+def freshness_between(series: list[list[float]], start: float, end: float) -> dict[str, Any]:
+    """Freshness of the probe results posted between `start` and `end` seconds."""
+    return latency_summary([fresh for t, fresh in series if start <= t < end], curve=False)
+
+
 class IngestWindow:
     """What every ingest phase measures around its load: the freshness probe (on the players
-    after the load's), the CPU and the database sessions, PostgreSQL's statistics from the start;
-    when the load stops, the CPU and the backlog; then the drain, the counts, the consistency
-    check and PostgreSQL's side."""
+    after the load's), the CPU, PostgreSQL's statistics; when the load stops, the backlog; then
+    the drain, the counts, the consistency check and PostgreSQL's side."""
 
     def __init__(self, bench: Bench, server: Started, cpu: dict[str, int]) -> None:
         self.bench, options, season = bench, bench.options, bench.season
         self.load_players = options.players - options.probe_players
-        self.probe = FreshnessProbe(
-            url=server.url,
-            api_key=bench.api_key,
-            board=season.board.slug,
-            season=season.slug,
-            players=[f"p{i}" for i in range(self.load_players, options.players)],
-            rate=options.probe_rate,
-        )
+        # Where and with what key the load and the probe post.
+        self.target = (server.url, bench.api_key, season.board.slug, season.slug)
+        players = [f"p{i}" for i in range(self.load_players, options.players)]
+        self.probe = FreshnessProbe(*self.target, players=players, rate=options.probe_rate)
         self.window = Window(cpu, bench.env)
 
     def __enter__(self) -> IngestWindow:
@@ -95,7 +95,7 @@ class IngestWindow:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self.probe.running:
+            if self.probe.thread.is_alive():
                 self.probe.stop()
         finally:
             self.conn.close()
@@ -111,26 +111,20 @@ class IngestWindow:
         conn, start = self.conn, started_wall or self.origin_wall
         freshness = self.probe.stop()
         backlog = mirror_wait(self.bench.env, conn, self.bench.options.drain_seconds)
+        params = {"probe": f"{PROBE_PREFIX}%", "since": self.since_id}
+        params |= {"start": start, "end": start + seconds}
         per_second = conn.execute(
-            "SELECT floor(extract(epoch FROM received_at)::float8 - %s::float8)::int, count(*)"
-            " FROM matches_matchresult WHERE id > %s AND match_id NOT LIKE %s"
-            " GROUP BY 1 ORDER BY 1",
-            [start, self.since_id, f"{PROBE_PREFIX}%"],
+            "SELECT floor(extract(epoch FROM received_at)::float8 - %(start)s::float8)::int,"
+            " count(*) FROM matches_matchresult WHERE id > %(since)s"
+            " AND match_id NOT LIKE %(probe)s GROUP BY 1 ORDER BY 1",
+            params,
         ).fetchall()
+        load = "match_id NOT LIKE %(probe)s"
         in_window, load_accepted, all_accepted = conn.execute(
-            """
-            SELECT count(*) FILTER (WHERE match_id NOT LIKE %(probe)s
-                                    AND received_at >= to_timestamp(%(start)s)
-                                    AND received_at < to_timestamp(%(end)s)),
-                   count(*) FILTER (WHERE match_id NOT LIKE %(probe)s), count(*)
-            FROM matches_matchresult WHERE id > %(since)s
-            """,
-            {
-                "probe": f"{PROBE_PREFIX}%",
-                "start": start,
-                "end": start + seconds,
-                "since": self.since_id,
-            },
+            f"SELECT count(*) FILTER (WHERE {load} AND received_at >= to_timestamp(%(start)s)"
+            f" AND received_at < to_timestamp(%(end)s)), count(*) FILTER (WHERE {load}),"
+            " count(*) FROM matches_matchresult WHERE id > %(since)s",
+            params,
         ).fetchone()
         edge, series = min(EDGE_SECONDS, seconds / 2), freshness["series"]
         return {
@@ -209,19 +203,10 @@ def openloop_measure(
     bench: Bench, server: Started, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
 ) -> dict[str, Any]:
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
-    season, options = bench.season, bench.options
     with IngestWindow(bench, server, cpu) as window:
-        load = OfferedLoad(
-            url=server.url,
-            api_key=bench.api_key,
-            board=season.board.slug,
-            season=season.slug,
-            rate=rate,
-            batch=batch,
-            players=window.load_players,
-            match_prefix=f"o{batch}-{rate:g}-{int(window.origin_wall)}",
-            senders=options.senders,
-        )
+        prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"
+        players, senders = window.load_players, bench.options.senders
+        load = OfferedLoad(*window.target, rate, batch, players, prefix, senders)
         sender = OpenLoopSender(load).start()
         try:
             time.sleep(seconds)

@@ -1,6 +1,5 @@
-"""A season of N players through the real data path: PostgreSQL COPY (one result a player, so
-every total is the sum of its results; seeded per chunk, so the same seed loads the same season),
-then the project's own rebuild into Redis; and what the resulting sorted set costs in memory."""
+"""A season of N players through the real data path: PostgreSQL COPY (one result a player, seeded
+per chunk), then the project's own rebuild into Redis; and what the sorted set costs in memory."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ from .segments import COUNTRIES, PLATFORMS
 
 BOARD = "bench"
 PROJECTED_PLAYERS = 100_000_000
-# Loaded results end at least this long before the run, so reconciliation's recent pass (last
-# ten minutes of results) sees only what the run itself posts.
+# Loaded results end this long before the run: reconciliation's recent pass sees only the run's.
 LOADED_BEFORE = timedelta(hours=1)
 
 
@@ -50,8 +48,7 @@ def bench_reset(env: BenchEnvironment) -> None:
         cursor.execute(
             "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
             " matches_playersegment, matches_player, seasons_season, seasons_board,"
-            " matches_gameserver"
-            " RESTART IDENTITY CASCADE"
+            " matches_gameserver RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
     redis_cleanup(env)
@@ -79,8 +76,7 @@ FRIEND_LISTS = 1000
 
 
 def friends_load(*, players: int, seed: int) -> dict[str, Any]:
-    """Give the first FRIEND_LISTS players (all, on a smaller board) FRIENDS_MAX friends each,
-    drawn from the whole board (on a board smaller than that, everyone else)."""
+    """Give the first FRIEND_LISTS players FRIENDS_MAX friends each, drawn from the whole board."""
     rng = random.Random(seed)
     owners = min(FRIEND_LISTS, players)
     started = time.perf_counter()
@@ -110,7 +106,7 @@ def profile_cache_clear(env: BenchEnvironment) -> None:
 
 def redis_cleanup(env: BenchEnvironment) -> None:
     """The profile cache, and the bench broker's queues, Celery's unacknowledged set and kombu's
-    bindings: the broker database is the bench's own."""
+    bindings (the broker database is the bench's own)."""
     profile_cache_clear(env)
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=10)
     keys = [QUEUE, "celery", "unacked", "unacked_index", "unacked_mutex"]
@@ -122,8 +118,7 @@ SEGMENT_DIMENSIONS = {"country": COUNTRIES, "platform": PLATFORMS}
 
 
 def season_prepare(*, now: datetime, segments: bool = False) -> Season:
-    """A season running now: it started 30 days ago and runs for 90 more (< 2^24 seconds); with
-    `segments`, of a board that declares SEGMENT_DIMENSIONS."""
+    """A season running now: it started 30 days ago and runs for 90 more (< 2^24 seconds)."""
     starts_at = (now - timedelta(days=30)).replace(second=0, microsecond=0)
     dimensions = list(SEGMENT_DIMENSIONS) if segments else []
     board, _ = Board.objects.get_or_create(
@@ -157,9 +152,8 @@ def _copy_text(value: Any) -> str:
 
 
 def _copy_columns(model: type[models.Model], given: str) -> tuple[str, str]:
-    """The COPY statement for the columns the loader writes, then every other column that has a
-    default in the model, as a constant (a column added to the app later does not break the
-    load); and the text every row ends with."""
+    """The COPY statement for the columns given, then every other column with a default, as a
+    constant (a column added to the app later does not break the load); and every row's end."""
     columns, constants = given.split(), []
     for field in model._meta.concrete_fields:
         if field.column in columns or isinstance(field, models.AutoField):
@@ -197,31 +191,27 @@ def season_load(
             minutes[minute] = moment.strftime("%Y-%m-%d %H:%M:")
         return f"{minutes[minute]}{second:02d}+00"
 
-    def rows(line: Callable[[int, int, str], str], end: str) -> Iterator[tuple[int, str]]:
+    def rows(
+        what: str, line: Callable[[int, int, str], str], end: str
+    ) -> Iterator[tuple[int, str]]:
         for start in range(0, players, CHUNK):
             count = min(CHUNK, players - start)
-            if line in (player_line, segment_lines):  # no points nor time to draw
+            if what in ("players", "segments"):  # no points nor time to draw
                 yield count, "".join(line(start + i, 0, "") + end for i in range(count))
                 continue
             points, elapsed = chunk_scores(seed, start, count, span)
             lines = (line(start + i, points[i], at(elapsed[i])) + end for i in range(count))
             yield count, "".join(lines)
 
-    def player_line(i: int, points: int, at: str) -> str:
-        return f"p{i}\tPlayer {i}\t\t{created}\t{created}\t{changes}"
-
-    def segment_lines(i: int, points: int, at: str) -> str:
-        """A player's value in each dimension, spread as bench/segments.py spreads them."""
-        return f"p{i}\tcountry\tc{i * 7919 % COUNTRIES:02d}\np{i}\tplatform\tx{i % PLATFORMS}"
-
     segmented = bool(season.board.segment_dimensions)
-    changes = 1 if segmented else 0
-
     copies = (  # (what, model, the columns the loader writes, a row of them)
         ("players", Player,
-         "player_id display_name avatar_url created_at updated_at segments_changes", player_line),
-        *((("segments", PlayerSegment, "player_id dimension value", segment_lines),)
-          if segmented else ()),
+         "player_id display_name avatar_url created_at updated_at segments_changes",
+         lambda i, p, t: f"p{i}\tPlayer {i}\t\t{created}\t{created}\t{int(segmented)}"),
+        # A player's value in each dimension, spread as bench/segments.py spreads them.
+        *((("segments", PlayerSegment, "player_id dimension value",
+            lambda i, p, t: f"p{i}\tcountry\tc{i * 7919 % COUNTRIES:02d}\n"
+                            f"p{i}\tplatform\tx{i % PLATFORMS}"),) if segmented else ()),
         # Matches of ten players each.
         ("results", MatchResult,
          "board_id season_id match_id player_id points ended_at received_at",
@@ -232,9 +222,8 @@ def season_load(
     tables = [model._meta.db_table for _, model, _, _ in copies]
     started = time.perf_counter()
     with connect(env.database_url) as conn:
-        # As pg_restore --disable-triggers does: the rows are consistent by construction, and
-        # per-row foreign-key checks would dominate a load of millions; only when the tables
-        # have no triggers of the app's own, whose work would be skipped too.
+        # As pg_restore --disable-triggers: the rows are consistent by construction, and per-row
+        # foreign-key checks would dominate; only without triggers of the app's own to skip.
         triggers = conn.execute(
             "SELECT 1 FROM pg_trigger WHERE NOT tgisinternal AND tgrelid = ANY(%s::regclass[])",
             [tables],
@@ -254,14 +243,12 @@ def season_load(
                     cursor.copy(statement) as copy,
                     tqdm(total=players, desc=f"COPY {what}") as bar,
                 ):
-                    for count, text in rows(line, end):
+                    for count, text in rows(what, line, end):
                         copy.write(text)
                         bar.update(count)
     copied = time.perf_counter() - started
     with env.connect() as conn:
-        conn.execute("ANALYZE matches_player")
-        conn.execute("ANALYZE matches_playersegment")
-        conn.execute("ANALYZE matches_matchresult")
+        conn.execute("ANALYZE matches_player, matches_playersegment, matches_matchresult")
         # Sets the visibility map too, so the PostgreSQL baseline gets index-only scans.
         conn.execute("VACUUM (ANALYZE) matches_playertotal")
         sums = "SELECT count(*), coalesce(sum(points), 0) FROM {} WHERE season_id = %s"

@@ -1,8 +1,6 @@
-"""An open-loop load of match results (senders on their own schedules whatever the answers, so a
-slow server cannot hide its latency) and the freshness probe (results for players the load never
-writes, each timed until the public rank endpoint shows it); bench/README.md, "What a run does".
-Their client: keep-alive HTTP/1.1 on asyncio with httptools reading the answers (httpx spent ten
-times the CPU a request here)."""
+"""An open-loop load of match results (senders keep their schedule whatever the answers, so a slow
+server cannot hide its latency) and the freshness probe (bench/README.md, "What a run does").
+The client is keep-alive HTTP/1.1 on asyncio with httptools: httpx spent ten times the CPU."""
 
 from __future__ import annotations
 
@@ -24,18 +22,16 @@ from .scores import INGEST_POINTS_MAX, INGEST_POINTS_MIN
 SCORES_PATH = "/api/v1/scores"
 RANK_PATH = "/api/v1/leaderboard/players/{player_id}?board={board}&season={season}"
 REQUEST_TIMEOUT_SECONDS = 10.0
-# Unanswered requests a sender allows; a request due beyond that is not sent but counted, so an
-# overloaded server shows as load it never received rather than as a client that slowed down.
+# A request due beyond this many unanswered is not sent but counted: an overloaded server shows
+# as load it never received rather than as a client that slowed down.
 MAX_IN_FLIGHT = 64
-# A request sent this long after its slot counts as late: the harness, not the server, fell behind.
+# A request sent this long after its slot is late: the harness, not the server, fell behind.
 LATE_SECONDS = 0.05
-# How long stop() waits for the answers still in flight before giving up on them.
 STOP_WAIT_SECONDS = 15.0
-# The probe polls every 10 ms at first, then every tenth of a result's age: within 10%, and a
-# backlog of seconds does not turn its polls into a second load on the server it measures.
+# The probe polls every 10 ms, then every tenth of a result's age: within 10%, and a backlog of
+# seconds does not turn its polls into a second load on the server it measures.
 POLL_SECONDS = 0.01
 POLL_SHARE_OF_AGE = 0.1
-# A probe result not visible this long after its 201 is counted lost.
 LOST_AFTER_SECONDS = 30.0
 
 
@@ -146,22 +142,10 @@ class OfferedLoad:
     senders: int = 8
 
 
-async def _settle(tasks: set[asyncio.Task[None]], timeout: float) -> int:
-    """Wait up to `timeout` for `tasks`, then cancel the rest; returns how many were left."""
-    if not tasks:
-        return 0
-    _, unfinished = await asyncio.wait(tasks, timeout=timeout)
-    for task in unfinished:
-        task.cancel()
-    await asyncio.gather(*unfinished, return_exceptions=True)
-    return len(unfinished)
-
-
 class OpenLoopSender:
     """Sends `load` from a thread of its own, on its own asyncio loop: start() returns once it
-    runs, stop() returns its figures (an exception in the thread is raised again in the
-    caller's). A subclass may choose each request's results (`_items`: none, none sent) and read
-    each answer (`_answered`)."""
+    runs, stop() returns its figures (a failure in the thread is raised again in the caller's).
+    A subclass may choose each request's results (`_items`) and read each answer (`_answered`)."""
 
     max_in_flight = MAX_IN_FLIGHT
 
@@ -188,10 +172,6 @@ class OpenLoopSender:
         self.answers: Counter[str] = Counter()
         self.in_flight: set[asyncio.Task[None]] = set()
 
-    @property
-    def running(self) -> bool:
-        return self.thread.is_alive()
-
     def start(self) -> Any:
         self.thread.start()
         if not self.ready.wait(10) or self.failure is not None:
@@ -202,24 +182,20 @@ class OpenLoopSender:
         """Stop, wait (bounded) for what is in flight, and return the figures."""
         if self.loop is not None and self.stopping is not None and self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.stopping.set)
-        # `settle` seconds for what is in flight, each request within its `timeout`.
         self.thread.join(self.settle + self.timeout + STOP_WAIT_SECONDS)
         if self.thread.is_alive() or self.failure is not None:
             raise RuntimeError(f"{self.thread.name} did not stop cleanly") from self.failure
         return self.figures
 
     def _run(self) -> None:
-        async def serve() -> None:
-            self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
-            await self._main()
-
         try:
-            asyncio.run(serve())
+            asyncio.run(self._main())
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             self.failure = exc
             self.ready.set()
 
     async def _main(self) -> None:
+        self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
         client = HttpClient(self.load.url, api_key=self.load.api_key, timeout=self.timeout)
         try:
             self.started_wall, self.origin = time.time(), time.monotonic()
@@ -227,35 +203,38 @@ class OpenLoopSender:
                 asyncio.create_task(self._sender(client, i)) for i in range(self.load.senders)
             ]
             self.ready.set()
-            await self.stopping.wait()  # type: ignore[union-attr]
+            await self.stopping.wait()
             seconds = time.monotonic() - self.origin
             for sender in senders:
                 sender.cancel()
             await asyncio.gather(*senders, return_exceptions=True)
-            unanswered = await _settle(self.in_flight, self.settle)
+            # What is still in flight gets `settle` seconds, then is cancelled.
+            unfinished = set()
+            if self.in_flight:
+                _, unfinished = await asyncio.wait(self.in_flight, timeout=self.settle)
+            for task in unfinished:
+                task.cancel()
+            await asyncio.gather(*unfinished, return_exceptions=True)
         finally:
             client.close()
-        self.figures = self._summary(self.started_wall, seconds, unanswered)
+        self.figures = self._summary(self.started_wall, seconds, len(unfinished))
 
     def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
-        """The results of one request: distinct players (one match cannot count one twice)."""
-        load = self.load
-        return [
-            {
-                "player_id": f"p{player}",
-                "points": rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX),
-                "match_id": f"{load.match_prefix}-{index}-{sent}",
-                "board": load.board,
-                "season": load.season,
-            }
-            for player in rng.sample(range(load.players), load.batch)
-        ]
+        """The results of one request (none: nothing sent), of distinct players: one match cannot
+        count one player twice."""
+        load, match_id = self.load, f"{self.load.match_prefix}-{index}-{sent}"
+        players = rng.sample(range(load.players), load.batch)
+        return [self._result(f"p{p}", rng, match_id) for p in players]
+
+    def _result(self, player_id: str, rng: random.Random, match_id: str) -> dict[str, Any]:
+        load, points = self.load, rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX)
+        result = {"player_id": player_id, "points": points, "match_id": match_id}
+        return result | {"board": load.board, "season": load.season}
 
     async def _answered(
         self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
     ) -> None:
-        """The answer to the request of `items` sent at `sent` (time.monotonic(); status 0: no
-        answer)."""
+        """The answer to `items` sent at `sent` (time.monotonic(); status 0: no answer)."""
 
     async def _sender(self, client: HttpClient, index: int) -> None:
         load = self.load
@@ -338,14 +317,13 @@ def json_field(answer: bytes, name: str) -> int | None:
 
 
 class FreshnessProbe(OpenLoopSender):
-    """Single results at a fixed rate for its own players (one with no result pending); after
-    each 201 it polls the public rank endpoint until that shows the total the 201 returned:
-    freshness is the time from the 201's arrival to that answer."""
+    """Single results at a fixed rate for its own players, one pending a player; after each 201
+    it polls the rank endpoint until that shows the 201's total: the freshness."""
 
     max_in_flight = 1 << 30  # one result a player at a time is the bound
 
     def __init__(
-        self, *, url: str, api_key: str, board: str, season: str, players: list[str], rate: float
+        self, url: str, api_key: str, board: str, season: str, *, players: list[str], rate: float
     ) -> None:
         prefix = f"probe-{int(time.time() * 1000)}"
         load = OfferedLoad(url, api_key, board, season, rate, 1, len(players), prefix, senders=1)
@@ -370,10 +348,7 @@ class FreshnessProbe(OpenLoopSender):
             return []
         self.pending.add(player_id)
         self.posted += 1
-        load, points = self.load, rng.randint(INGEST_POINTS_MIN, INGEST_POINTS_MAX)
-        match_id = f"{load.match_prefix}-{self.posted}"
-        result = {"player_id": player_id, "points": points, "match_id": match_id}
-        return [result | {"board": load.board, "season": load.season}]
+        return [self._result(player_id, rng, f"{self.load.match_prefix}-{self.posted}")]
 
     async def _answered(
         self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
@@ -419,8 +394,3 @@ class FreshnessProbe(OpenLoopSender):
             "poll_errors": self.poll_errors,
             "series": [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples],
         }
-
-
-def freshness_between(series: list[list[float]], start: float, end: float) -> dict[str, Any]:
-    """Freshness of the probe results posted between `start` and `end` seconds."""
-    return latency_summary([fresh for t, fresh in series if start <= t < end], curve=False)

@@ -1,13 +1,14 @@
-"""The reads: "What's my rank?" without the API (raw ZREVRANK, the gateway's Lua read, and a count
-over a B-tree in PostgreSQL); the read endpoints and the bare ASGI app under wrk; then each
-endpoint at fixed shares of the rate just measured, open loop (h2load)."""
+"""The reads: "What's my rank?" without the API (ZREVRANK, the gateway's Lua read, PostgreSQL's
+count); the endpoints and the bare ASGI app under wrk; each endpoint open loop (h2load)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -33,14 +34,21 @@ PATHS = {
     "friends": "/api/v1/leaderboard/players/{player}/friends?board={board}&season={season}",
 }
 INDEX = "bench_total_season_points"
+INDEX_ON = f"{INDEX} ON matches_playertotal (season_id, points)"
 RANK_SQL = "SELECT count(*) + 1 FROM matches_playertotal WHERE season_id = %s AND points > %s"
 
 
-def _timed(calls: list[Any]) -> list[float]:
-    samples = []
-    for call in calls:
+def _timed(
+    call: Callable[[Any], Any], args: list[Any], seconds: float | None = None
+) -> list[float]:
+    """Milliseconds of each `call(arg)`, one at a time (for `seconds` at most, one at least)."""
+    samples: list[float] = []
+    deadline = time.perf_counter() + (seconds or 0)
+    for arg in args:
+        if seconds is not None and samples and time.perf_counter() > deadline:
+            break
         started = time.perf_counter_ns()
-        call()
+        call(arg)
         samples.append((time.perf_counter_ns() - started) / 1e6)
     return samples
 
@@ -53,13 +61,14 @@ def rank_baselines(bench: Bench) -> dict[str, Any]:
     player_ids = [f"p{rng.randrange(options.players)}" for _ in range(options.zrevrank_samples)]
     key = store.standings_key(season.pk)
     client = redis.Redis.from_url(bench.env.redis_url, socket_timeout=5)
-    warm = player_ids[:500]
-    _timed([lambda p=p: client.zrevrank(key, p) for p in warm])
+    zrevrank = functools.partial(client.zrevrank, key)
+    read_rank = functools.partial(store.read_rank, season.pk)
+    _timed(zrevrank, player_ids[:500])
     started = time.perf_counter()
-    raw = _timed([lambda p=p: client.zrevrank(key, p) for p in player_ids])
+    raw = _timed(zrevrank, player_ids)
     raw_seconds = time.perf_counter() - started
-    _timed([lambda p=p: store.read_rank(season.pk, p) for p in warm])
-    lua = _timed([lambda p=p: store.read_rank(season.pk, p) for p in player_ids])
+    _timed(read_rank, player_ids[:500])
+    lua = _timed(read_rank, player_ids)
     return {
         "zrevrank": {
             **latency_summary(raw),
@@ -82,32 +91,22 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
     with bench.env.connect() as conn:
         conn.execute("SET maintenance_work_mem = '512MB'")
         started = time.perf_counter()
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {INDEX} ON matches_playertotal (season_id, points)"
-        )
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {INDEX_ON}")
         conn.execute("VACUUM (ANALYZE) matches_playertotal")
         index_seconds = time.perf_counter() - started
         try:
-            points = dict(
-                conn.execute(
-                    "SELECT player_id, points FROM matches_playertotal"
-                    " WHERE season_id = %s AND player_id = ANY(%s)",
-                    [sid, player_ids],
-                ).fetchall()
-            )
+            query = "SELECT player_id, points FROM matches_playertotal WHERE season_id = %s"
+            found = conn.execute(query + " AND player_id = ANY(%s)", [sid, player_ids])
+            points = dict(found.fetchall())
             thresholds = [points[p] for p in player_ids if p in points]
             plan = conn.execute("EXPLAIN (FORMAT JSON) " + RANK_SQL, [sid, thresholds[0]])
             plan = plan.fetchone()[0][0]["Plan"]
-            for threshold in thresholds[:5]:
-                conn.execute(RANK_SQL, [sid, threshold], prepare=True)
-            samples: list[float] = []
-            deadline = time.perf_counter() + bench.options.pg_seconds
-            for threshold in thresholds:
-                if samples and time.perf_counter() > deadline:
-                    break
-                samples += _timed(
-                    [lambda t=threshold: conn.execute(RANK_SQL, [sid, t], prepare=True)]
-                )
+
+            def rank(threshold: int) -> Any:
+                return conn.execute(RANK_SQL, [sid, threshold], prepare=True)
+
+            _timed(rank, thresholds[:5])
+            samples = _timed(rank, thresholds, seconds=bench.options.pg_seconds)
         finally:
             conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
     nodes = []
@@ -118,7 +117,7 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
     return {
         **latency_summary(samples),
         "query": RANK_SQL,
-        "index": f"{INDEX} ON matches_playertotal (season_id, points)",
+        "index": INDEX_ON,
         "index_build_seconds": round(index_seconds, 2),
         "plan": " > ".join(nodes),
     }
@@ -158,7 +157,7 @@ def reference_measure(bench: Bench, server: Started) -> dict[str, Any]:
     """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load."""
     options = bench.options
     load = WrkLoad(
-        bench.wrk, server.url + "/", "fixed.lua", [], options.connections, options.threads
+        bench.wrk, f"{server.url}/", "fixed.lua", [], options.connections, options.threads
     )
     figures = load.timed(options.read_seconds, options.warmup_seconds, {"web": server.pid})
     return {"path": "/", "app": "bench.apps.bare:application", **figures}
@@ -182,14 +181,9 @@ def endpoint_open_loop(
     for share in OPEN_READ_SHARES:
         with Window(cpu) as window:
             figures = h2load_open_loop(
-                h2load=bench.h2load,
-                uris=uris,
-                rate=saturation_per_s * share / 100,
-                connections=options.openread_connections,
-                seconds=options.openread_seconds,
-                work_dir=bench.log_dir / "h2load",
-                label=f"{kind}-{share}",
-                seed=options.seed,
-            )
+                h2load=bench.h2load, uris=uris, rate=saturation_per_s * share / 100,
+                connections=options.openread_connections, seconds=options.openread_seconds,
+                work_dir=bench.log_dir / "h2load", label=f"{kind}-{share}", seed=options.seed,
+            )  # fmt: skip
         runs[str(share)] = {"share_of_saturation": share / 100, **figures, **window.figures()}
     return runs

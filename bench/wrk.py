@@ -78,18 +78,13 @@ class WrkLoad:
         self,
         seconds: float,
         warmup: float,
-        cpu_groups: dict[str, int],
+        cpu: dict[str, int],
         env: BenchEnvironment | None = None,
     ) -> dict[str, Any]:
-        """An unmeasured warm-up (none at 0 s), then the measured run in a window: wrk's figures
-        and the window's, with the load's connections and threads."""
+        """An unmeasured warm-up (none at 0 s), then the measured run in a CPU window."""
         if warmup > 0:
             self.run(warmup)
-        with Window(cpu_groups, env) as window:
+        with Window(cpu, env) as window:
             figures = self.run(seconds)
-        return {
-            **figures,
-            "connections": self.connections,
-            "threads": self.threads,
-            **window.figures(),
-        }
+        connections = {"connections": self.connections, "threads": self.threads}
+        return figures | connections | window.figures()

@@ -1,8 +1,5 @@
-"""Live push benchmark: `python -m bench.ws_push [--sockets 1000 | --ten-thousand]`. N WebSockets
-each follow one player while results for those players are posted at a fixed rate, idle and then
-under the peak write load: the delay from each result's commit to its push, the pushes lost, the
-CPU and the web processes' memory per socket (bench/README.md, "Live push";
-bench/results/ws_push-latest.json)."""
+"""Live push benchmark (bench/README.md, "Live push"): N WebSockets each follow one player while
+results for those players are posted at a fixed rate, idle and then under the peak write load."""
 
 from __future__ import annotations
 
@@ -28,16 +25,8 @@ from websockets.asyncio.client import connect
 
 from scripts.processes import engine_server, wait_until
 
-from . import core
-from .core import BenchError, latency_summary, say
-from .environment import (
-    DEFAULT_REDIS_URL,
-    database_create,
-    django_setup,
-    server_env,
-    settings_env,
-    with_database,
-)
+from . import core, environment
+from .core import BenchError, latency_summary
 from .machine import Window, python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender, json_field
 from .processes import Processes, Started, group_pids, redis_start, web_start, worker_start
@@ -53,50 +42,44 @@ TARGET_P99_MS = 1000.0  # the target under load, at 10,000 sockets
 LOOP_LAG_INTERVAL_SECONDS = 0.05
 PROBE_IN_FLIGHT = 32  # the probe's unanswered POSTs at most
 PROBE_TIMEOUT_SECONDS = 30.0
+# The load: the peak write load (results a second, in batches, from senders), on the board's
+# players no socket follows.
+LOAD_RATE, LOAD_BATCH, LOAD_SENDERS = 6000.0, 100, 8
+TOP = 10  # the top K each socket follows
+MAX_POINTS = 500  # the largest points of one probe result
+WEB_WORKERS, WORKER_CONCURRENCY = 2, 4  # as the Procfile runs them
 OPTIONS = (
     ("--sockets", 1000, "open sockets"),
     ("--ten-thousand", False, "10,000 sockets (the issue's target)"),
-    ("--board-players", 0, "players on the board, followed ones included (20,000 or 2x sockets)"),
     ("--rate", 20.0, "probe results posted a second, each phase"),
     ("--seconds", 20.0, "idle phase: how long"),
-    ("--load-rate", 6000.0, "results a second the load offers"),
-    ("--load-batch", 100, "results a load request"),
-    ("--load-senders", 8, "the load's connections"),
     ("--load-seconds", 60.0, "load phase: how long (0: no load phase)"),
-    ("--top", 10, "top K each socket follows"),
-    ("--max-points", 500, "largest points of one probe result"),
-    ("--web-workers", 2, "uvicorn workers (Procfile)"),
-    ("--worker-concurrency", 4, "Celery concurrency (Procfile)"),
-    ("--no-compression", False, "clients do not offer permessage-deflate (browsers do)"),
     ("--seed", 1, "seed of the board and the probe"),
     *core.output_option("ws_push-latest.json")[1:],
 )
 
 
+def say(message: str) -> None:
+    core.say(message, "ws_push")
+
+
 def options_check(argv: list[str] | None) -> Any:
     options = core.options_parse("bench.ws_push", __doc__, OPTIONS, argv)
     sockets = options.sockets = 10_000 if options.ten_thousand else options.sockets
-    load_seconds = options.load_seconds
     if sockets < 1 or options.rate <= 0 or options.seconds <= 0:
         options.error("--sockets, --rate and --seconds must be positive")
-    if load_seconds < 0 or (
-        load_seconds and min(options.load_rate, options.load_batch, options.load_senders) <= 0
-    ):
-        options.error("--load-rate, --load-batch and --load-senders must be positive")
-    if load_seconds and load_seconds <= LOAD_SETTLE_SECONDS:
+    if options.load_seconds < 0 or 0 < options.load_seconds <= LOAD_SETTLE_SECONDS:
         options.error(f"--load-seconds must be 0 or more than {LOAD_SETTLE_SECONDS:g}")
-    options.board_players = max(options.board_players or max(20_000, 2 * sockets), sockets)
+    options.board_players = max(20_000, 2 * sockets)
     # The board's players the sockets do not follow: p0 ..., the load's players.
     options.load_players = options.board_players - sockets
-    if load_seconds and options.load_players < options.load_batch:
-        options.error("--board-players must leave at least --load-batch players unfollowed")
     return options
 
 
-def django_prepare(variables: dict[str, str], *, run_seconds: float) -> dict[str, Any]:
+def django_prepare(variables: dict[str, str], *, run_seconds: float) -> tuple[int, dict[str, str]]:
     """Migrate the bench database, empty it and its keys, and check that the board's running
-    season takes results for the whole run; returns it and a game server's key."""
-    django_setup(variables)
+    season takes results for the whole run: its id, and where and with what key to post."""
+    environment.django_setup(variables)
     from django.core.cache import cache
     from django.core.management import call_command
     from django.db import connection
@@ -114,48 +97,44 @@ def django_prepare(variables: dict[str, str], *, run_seconds: float) -> dict[str
     cache.delete_pattern("*")
     call_command("bootstrap", verbosity=0)
     season = season_get(board_slug=None, season_slug=None)
-    # Its keys were just deleted: to the service a season lost with its Redis (reads 503 until
-    # it is rebuilt), so it is rebuilt from the emptied tables, as a deployment would be.
+    # Its keys were just deleted, as if Redis were lost: rebuilt, as a deployment would be.
     season_rebuild_standings(season=season)
-    # The sockets follow the season running when they connect: one that ends mid-run would
-    # send them `season_closed` and take the load's results into the next season.
+    # A season that ends mid-run would send the sockets `season_closed`.
     ends_too_soon = season.ends_at <= timezone.now() + timedelta(seconds=run_seconds)
     if season.status != SeasonStatus.RUNNING or ends_too_soon:
         raise BenchError(
             f"season '{season.slug}' ends at {season.ends_at.isoformat()}, before this run would"
         )
     _, key = GameServer.objects.create_key(name=f"bench-ws-{uuid.uuid4().hex[:8]}")
-    board, slug = season.board.slug, season.slug
-    return {"season_id": season.pk, "board": board, "season": slug, "api_key": key}
+    return season.pk, {"board": season.board.slug, "season": season.slug, "api_key": key}
 
 
 def results_received(match_prefix: str, since: datetime, until: datetime) -> dict[str, Any]:
     """Results committed with ids starting `match_prefix` between `since` and `until`, in all
-    and by wall-clock second from the one the load started in (counted where confirmed)."""
+    and by wall-clock second from the one the load started in, and those committed after."""
     from django.db import connection
 
-    query = "SELECT {} FROM matches_matchresult WHERE match_id LIKE %s AND received_at >= %s"
-    second_of = "floor(extract(epoch FROM received_at))::bigint - %s"
     try:
         with connection.cursor() as cursor:
             cursor.execute(
-                query.format(f"{second_of}, count(*)")
-                + " AND received_at < %s GROUP BY 1 ORDER BY 1",
-                [math.floor(since.timestamp()), f"{match_prefix}%", since, until],
+                "SELECT floor(extract(epoch FROM received_at))::bigint - %s, count(*) FILTER"
+                " (WHERE received_at < %s), count(*) FILTER (WHERE received_at >= %s)"
+                " FROM matches_matchresult WHERE match_id LIKE %s AND received_at >= %s"
+                " GROUP BY 1 ORDER BY 1",
+                [math.floor(since.timestamp()), until, until, f"{match_prefix}%", since],
             )
-            per_second = [[int(second), count] for second, count in cursor.fetchall()]
-            # Requests still in flight when the sender stopped, committed after the window.
-            cursor.execute(query.format("count(*)"), [f"{match_prefix}%", until])
-            later = cursor.fetchone()[0]
+            rows = cursor.fetchall()
     finally:
         connection.close()
     seconds = (until - since).total_seconds()
-    accepted = sum(results for _, results in per_second)
+    per_second = [[int(second), count] for second, count, _ in rows if count]
+    accepted = sum(count for _, count in per_second)
     return {
         "seconds": round(seconds, 3),
         "accepted_results": accepted,
         "accepted_results_per_s": round(accepted / seconds, 1),
-        "accepted_after_window": later,
+        # Requests still in flight when the sender stopped, committed after the window.
+        "accepted_after_window": sum(later for _, _, later in rows),
         "per_second": per_second,
     }
 
@@ -168,14 +147,14 @@ def rss_kib(pids: list[int]) -> int:
     return total
 
 
-def board_fill(web: Started, key: str, options: Any, rng: random.Random) -> list[str]:
+def board_fill(target: dict[str, str], options: Any, rng: random.Random) -> list[str]:
     """One result for every player on the board; returns the followed players' ids (`ws0` ...;
     the others are `p0` ..., the ids the load writes)."""
     followed = [f"ws{i}" for i in range(options.sockets)]
     everyone = followed + [f"p{i}" for i in range(options.load_players)]
     rng.shuffle(everyone)
-    headers = {"Authorization": f"Api-Key {key}"}
-    with httpx.Client(base_url=web.url, headers=headers, timeout=60) as client:
+    headers = {"Authorization": f"Api-Key {target['api_key']}"}
+    with httpx.Client(base_url=target["url"], headers=headers, timeout=60) as client:
         for start in range(0, len(everyone), FILL_BATCH):
             body = [
                 {"player_id": p, "points": rng.randint(1, 100_000), "match_id": f"fill-{p}"}
@@ -187,12 +166,14 @@ def board_fill(web: Started, key: str, options: Any, rng: random.Random) -> list
 
 
 class Listener:
-    """Every socket's messages: when each player's new points arrived, and counts by type."""
+    """Sockets following players: when each player's new points arrived, and counts by type."""
 
     def __init__(self) -> None:
         self.arrivals: dict[tuple[str, int], float] = {}
         self.by_type: Counter[str] = Counter()
         self.snapshots = self.closed = 0
+        self.sockets: list[Any] = []
+        self.tasks: list[asyncio.Task[None]] = []
 
     async def follow(self, ws: Any) -> None:
         with contextlib.suppress(Exception):
@@ -205,26 +186,26 @@ class Listener:
                     self.arrivals.setdefault((message["player_id"], message["points"]), now)
         self.closed += 1
 
-    async def open(
-        self, url: str, players: list[str], options: Any
-    ) -> tuple[list[Any], list[asyncio.Task[None]]]:
-        gate, sockets, tasks = asyncio.Semaphore(CONNECTING_AT_ONCE), [], []
+    async def open(self, url: str, players: list[str]) -> None:
+        gate = asyncio.Semaphore(CONNECTING_AT_ONCE)
         ws_url = url.replace("http://", "ws://") + "/ws/v1/leaderboard/global/"
 
         async def open_one(player_id: str) -> None:
             async with gate:
+                # permessage-deflate offered, as browsers do.
                 ws = await connect(
-                    f"{ws_url}?top={options.top}&player_id={player_id}",
-                    origin=url,
-                    compression=None if options.no_compression else "deflate",
-                    open_timeout=60,
-                    ping_interval=None,
-                )
-            sockets.append(ws)
-            tasks.append(asyncio.create_task(self.follow(ws)))
+                    f"{ws_url}?top={TOP}&player_id={player_id}", origin=url,
+                    compression="deflate", open_timeout=60, ping_interval=None,
+                )  # fmt: skip
+            self.sockets.append(ws)
+            self.tasks.append(asyncio.create_task(self.follow(ws)))
 
         await asyncio.gather(*(open_one(p) for p in players))
-        return sockets, tasks
+
+    async def close(self) -> None:
+        for ws in self.sockets:
+            await ws.close()
+        await asyncio.gather(*self.tasks)
 
 
 async def loop_lag(samples: list[float]) -> None:
@@ -280,20 +261,17 @@ class MirrorWatch:
 
 class Probe(OpenLoopSender):
     """One result a request for a followed player every 1/rate seconds, the players in turn, open
-    loop like the load (at most PROBE_IN_FLIGHT unanswered; one due beyond that is not sent but
-    counted); each 201 starts that result's clock."""
+    loop like the load (at most PROBE_IN_FLIGHT unanswered); each 201 starts its result's clock."""
 
     max_in_flight = PROBE_IN_FLIGHT
 
-    def __init__(
-        self, load: OfferedLoad, rotation: Iterator[str], max_points: int, mirror: MirrorWatch
-    ) -> None:
+    def __init__(self, load: OfferedLoad, rotation: Iterator[str], mirror: MirrorWatch) -> None:
         super().__init__(load, timeout=PROBE_TIMEOUT_SECONDS)
-        self.rotation, self.max_points, self.mirror = rotation, max_points, mirror
+        self.rotation, self.mirror = rotation, mirror
         self.posted: list[tuple[str, int, float, float]] = []  # player, total, sent, committed
 
     def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
-        player_id, points = next(self.rotation), rng.randint(1, self.max_points)
+        player_id, points = next(self.rotation), rng.randint(1, MAX_POINTS)
         return [{"player_id": player_id, "points": points, "match_id": uuid.uuid4().hex}]
 
     async def _answered(
@@ -341,160 +319,143 @@ class Probe(OpenLoopSender):
         }
 
 
-async def phase(
-    web: Started,
-    worker: Started,
-    prepared: dict[str, Any],
-    listener: Listener,
-    rotation: Iterator[str],
-    options: Any,
-    *,
-    load: bool,
-) -> dict[str, Any]:
-    """The probe for a phase (`load`: while the open-loop sender offers the peak write load to
-    the same season), with the messages, the sockets closed by the server (a slow reader is
-    closed, 4408), the harness's loop lag, and the CPU and load average while it posted."""
-    began, messages_before = time.monotonic(), Counter(listener.by_type)
-    closed_before, load_before = listener.closed, os.getloadavg()[0]
-    lag: list[float] = []
-    lag_task = asyncio.create_task(loop_lag(lag))
-    window = Window({"web": web.pid, "worker": worker.pid}).start()
-    seconds = options.load_seconds - LOAD_SETTLE_SECONDS if load else options.seconds
-    match_prefix = f"load-{uuid.uuid4().hex[:8]}"
-    board, season, key = prepared["board"], prepared["season"], prepared["api_key"]
-    target = {"url": web.url, "api_key": key, "board": board, "season": season}
-    figures: dict[str, Any] = {"seconds": seconds, "probe_rate_per_second": options.rate}
-    sender, sent = None, None
-    try:
+class PushRun:
+    """The servers, the season and the sockets every phase of a run works on."""
+
+    def __init__(
+        self, options: Any, web: Started, worker: Started, season_id: int, posting: dict[str, str]
+    ) -> None:
+        self.options, self.web, self.worker, self.season_id = options, web, worker, season_id
+        self.target = {"url": web.url, **posting}  # where and with what key the phases post
+        self.listener = Listener()
+        self.rotation: Iterator[str] = iter(())
+
+    async def measure(self, players: list[str]) -> dict[str, Any]:
+        options, web, listener = self.options, self.web, self.listener
+        # Warm the processes up (imports, the ticker, connection pools) before the baseline.
+        warm = Listener()
+        await warm.open(web.url, players[:10])
+        await asyncio.sleep(1)
+        await warm.close()
+        await asyncio.sleep(1)
+        rss_before, opening = rss_kib(group_pids(web.pid)), time.monotonic()
+        await listener.open(web.url, players)
+        deadline = time.monotonic() + 120
+        while listener.snapshots < len(players) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        opened_seconds = time.monotonic() - opening
+        await asyncio.sleep(2)
+        rss_after = rss_kib(group_pids(web.pid))
+        order = list(players)
+        random.Random(options.seed + 1).shuffle(order)
+        self.rotation = itertools.cycle(order)
+        say(f"idle phase: probe {options.rate:g} results/s for {options.seconds:g} s")
+        phases = {"idle": await self.phase(load=False)}
+        if options.load_seconds:
+            say(f"load phase: {LOAD_RATE:,.0f} results/s offered for {options.load_seconds:g} s")
+            phases["under_load"] = await self.phase(load=True)
+        closed_by_server = listener.closed
+        await listener.close()
+        return {
+            "sockets": len(players),
+            "snapshots": listener.snapshots,
+            "open_seconds": round(opened_seconds, 2),
+            "closed_by_server": closed_by_server,
+            "web_rss_before_mib": round(rss_before / 1024, 1),
+            "web_rss_with_sockets_mib": round(rss_after / 1024, 1),
+            "web_memory_per_socket_kib": round((rss_after - rss_before) / len(players), 2),
+            "phases": phases,
+        }
+
+    async def phase(self, *, load: bool) -> dict[str, Any]:
+        """The probe for a phase (`load`: beside the open-loop sender's peak write load on the
+        same season), with the messages, the sockets the server closed (a slow reader's, 4408),
+        the harness's loop lag, and the CPU and load average while it posted."""
+        options, listener, target = self.options, self.listener, self.target
+        began, messages_before = time.monotonic(), Counter(listener.by_type)
+        closed_before, load_before = listener.closed, os.getloadavg()[0]
+        lag: list[float] = []
+        lag_task = asyncio.create_task(loop_lag(lag))
+        window = Window({"web": self.web.pid, "worker": self.worker.pid}).start()
+        seconds = options.load_seconds - LOAD_SETTLE_SECONDS if load else options.seconds
+        match_prefix = f"load-{uuid.uuid4().hex[:8]}"
+        figures: dict[str, Any] = {"seconds": seconds, "probe_rate_per_second": options.rate}
+        sender, sent = None, None
+        try:
+            if load:
+                since = datetime.now(UTC)
+                sender = OpenLoopSender(OfferedLoad(
+                    **target, rate=LOAD_RATE, batch=LOAD_BATCH, players=options.load_players,
+                    match_prefix=match_prefix, senders=LOAD_SENDERS,
+                ))  # fmt: skip
+                await asyncio.to_thread(sender.start)
+                await asyncio.sleep(LOAD_SETTLE_SECONDS)
+            with MirrorWatch(self.season_id) as mirror:
+                probe = Probe(OfferedLoad(
+                    **target, rate=options.rate, batch=1, players=options.sockets,
+                    match_prefix=f"probe-{uuid.uuid4().hex[:8]}", senders=1,
+                ), self.rotation, mirror)  # fmt: skip
+                await asyncio.to_thread(probe.start)
+                try:
+                    await asyncio.sleep(seconds)
+                    until = datetime.now(UTC)
+                    window.load_stopped()
+                    load_after = os.getloadavg()[0]
+                    if sender is not None:
+                        sent = await asyncio.to_thread(sender.stop)
+                finally:
+                    await asyncio.to_thread(probe.stop)  # its posts in flight, each bounded
+                await asyncio.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
+        except RuntimeError as exc:  # the senders' own failures (see bench/openloop.py)
+            raise BenchError(f"the load's sender: {exc} ({exc.__cause__})") from exc
+        finally:
+            if sender is not None and sent is None:
+                with contextlib.suppress(RuntimeError):
+                    await asyncio.to_thread(sender.stop)
+        figures.update(probe.pushes(listener))
         if load:
-            since = datetime.now(UTC)
-            sender = OpenLoopSender(OfferedLoad(
-                **target, rate=options.load_rate, batch=options.load_batch,
-                players=options.load_players, match_prefix=match_prefix,
-                senders=options.load_senders,
-            ))  # fmt: skip
-            await asyncio.to_thread(sender.start)
-            await asyncio.sleep(LOAD_SETTLE_SECONDS)
-        with MirrorWatch(prepared["season_id"]) as mirror:
-            probe = Probe(OfferedLoad(
-                **target, rate=options.rate, batch=1, players=options.sockets,
-                match_prefix=f"probe-{uuid.uuid4().hex[:8]}", senders=1,
-            ), rotation, options.max_points, mirror)  # fmt: skip
-            await asyncio.to_thread(probe.start)
-            try:
-                await asyncio.sleep(seconds)
-                until = datetime.now(UTC)
-                window.load_stopped()
-                load_after = os.getloadavg()[0]
-                if sender is not None:
-                    sent = await asyncio.to_thread(sender.stop)
-            finally:
-                await asyncio.to_thread(probe.stop)  # its posts in flight, each bounded
-            await asyncio.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
-    except RuntimeError as exc:  # the senders' own failures (see bench/openloop.py)
-        raise BenchError(f"the load's sender: {exc} ({exc.__cause__})") from exc
-    finally:
-        if sender is not None and sent is None:
-            with contextlib.suppress(RuntimeError):
-                await asyncio.to_thread(sender.stop)
-    figures.update(probe.pushes(listener))
-    if load:
-        p99 = figures["commit_to_push"].get("p99_ms")
-        met = p99 is not None and p99 <= TARGET_P99_MS and figures["lost"] == 0
-        figures["target"] = {
-            "p99_ms_at_most": TARGET_P99_MS,
-            "lost": 0,
-            "met": met,
-            "at_sockets": 10_000,
+            p99 = figures["commit_to_push"].get("p99_ms")
+            met = p99 is not None and p99 <= TARGET_P99_MS and figures["lost"] == 0
+            figures["target"] = {"p99_ms_at_most": TARGET_P99_MS, "lost": 0, "met": met}
+            figures["target"]["at_sockets"] = 10_000
+            answers = sent["answers"].items()
+            answered = sum(count for status, count in answers if status.startswith("2"))
+            figures["load"] = {
+                "offered_results_per_s": LOAD_RATE,
+                "batch": LOAD_BATCH,
+                "senders": LOAD_SENDERS,
+                "players": options.load_players,
+                "match_prefix": match_prefix,
+                **await asyncio.to_thread(results_received, match_prefix, since, until),
+                # The same from the client's side: results in requests answered 2xx, in all.
+                "accepted_results_by_answers": answered * LOAD_BATCH,
+                "sender": sent,
+            }
+        lag_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lag_task
+        counts = {kind: count - messages_before[kind] for kind, count in listener.by_type.items()}
+        counts = {kind: count for kind, count in counts.items() if count}
+        per_second = round(sum(counts.values()) / (time.monotonic() - began), 1)
+        return figures | {
+            "messages": {"by_type": counts, "per_second": per_second},
+            "sockets_closed_by_server": listener.closed - closed_before,
+            # The harness (sockets, probe, load), the servers, Redis and PostgreSQL share cores.
+            "cpu_cores": {part: cores for part, cores in window.cpu.items() if part != "wrk"},
+            "harness_loop_lag": latency_summary(lag),
+            "load_average_1m": {"before": load_before, "after": load_after},
         }
-        answered = sum(count for status, count in sent["answers"].items() if status.startswith("2"))
-        figures["load"] = {
-            "offered_results_per_s": options.load_rate,
-            "batch": options.load_batch,
-            "senders": options.load_senders,
-            "players": options.load_players,
-            "match_prefix": match_prefix,
-            **await asyncio.to_thread(results_received, match_prefix, since, until),
-            # The same from the client's side: results in requests answered 2xx, in all.
-            "accepted_results_by_answers": answered * options.load_batch,
-            "sender": sent,
-        }
-    lag_task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await lag_task
-    counts = {kind: count - messages_before[kind] for kind, count in listener.by_type.items()}
-    counts = {kind: count for kind, count in counts.items() if count}
-    per_second = round(sum(counts.values()) / (time.monotonic() - began), 1)
-    cpu = {part: cores for part, cores in window.cpu.items() if part != "wrk"}  # none started here
-    return figures | {
-        "messages": {"by_type": counts, "per_second": per_second},
-        "sockets_closed_by_server": listener.closed - closed_before,
-        # Everything shares the machine's cores: the harness (the sockets' client, the probe,
-        # the load's sender), the web processes, the worker, Redis and PostgreSQL, and the rest.
-        "cpu_cores": cpu,
-        "harness_loop_lag": latency_summary(lag),
-        "load_average_1m": {"before": load_before, "after": load_after},
-    }
-
-
-async def measure(
-    web: Started, worker: Started, prepared: dict[str, Any], players: list[str], options: Any
-) -> dict[str, Any]:
-    # Warm the processes up (imports, the ticker, connection pools) before the baseline.
-    warm, warm_tasks = await Listener().open(web.url, players[:10], options)
-    await asyncio.sleep(1)
-    for ws in warm:
-        await ws.close()
-    await asyncio.gather(*warm_tasks)
-    await asyncio.sleep(1)
-    listener, rss_before, opening = Listener(), rss_kib(group_pids(web.pid)), time.monotonic()
-    sockets, tasks = await listener.open(web.url, players, options)
-    deadline = time.monotonic() + 120
-    while listener.snapshots < len(players) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    opened_seconds = time.monotonic() - opening
-    await asyncio.sleep(2)
-    rss_after = rss_kib(group_pids(web.pid))
-    order = list(players)
-    random.Random(options.seed + 1).shuffle(order)
-    rotation = itertools.cycle(order)
-    say(f"idle phase: probe {options.rate:g} results/s for {options.seconds:g} s", "ws_push")
-    phases = {"idle": await phase(web, worker, prepared, listener, rotation, options, load=False)}
-    if options.load_seconds:
-        say(
-            f"load phase: {options.load_rate:,.0f} results/s offered in batches of "
-            f"{options.load_batch} for {options.load_seconds:g} s",
-            "ws_push",
-        )
-        phases["under_load"] = await phase(
-            web, worker, prepared, listener, rotation, options, load=True
-        )
-    closed_by_server = listener.closed
-    for ws in sockets:
-        await ws.close()
-    await asyncio.gather(*tasks)
-    return {
-        "sockets": len(players),
-        "snapshots": listener.snapshots,
-        "open_seconds": round(opened_seconds, 2),
-        "closed_by_server": closed_by_server,
-        "web_rss_before_mib": round(rss_before / 1024, 1),
-        "web_rss_with_sockets_mib": round(rss_after / 1024, 1),
-        "web_memory_per_socket_kib": round((rss_after - rss_before) / len(players), 2),
-        "phases": phases,
-    }
 
 
 def phase_line(name: str, figures: dict[str, Any]) -> str:
-    commit = figures["commit_to_push"]
+    commit = {p: figures["commit_to_push"].get(f"{p}_ms", 0) for p in ("p50", "p99", "max")}
     failed = sum(count for answer, count in figures["probe_answers"].items() if answer != "201")
     cpu = ", ".join(f"{part} {cores:.2f}" for part, cores in figures["cpu_cores"].items())
     return (
         f"{name}: {figures['pushed']}/{figures['posted']} pushes, commit to push p50 "
-        f"{commit.get('p50_ms', 0):.0f} ms, p99 {commit.get('p99_ms', 0):.0f} ms, max "
-        f"{commit.get('max_ms', 0):.0f} ms; lost {figures['lost']} (not within "
-        f"{LOST_AFTER_SECONDS:g} s); probe POSTs failed {failed}, not sent "
-        f"{figures['probe_not_sent']}; harness loop lag p99 "
+        f"{commit['p50']:.0f} ms, p99 {commit['p99']:.0f} ms, max {commit['max']:.0f} ms; lost "
+        f"{figures['lost']} (not within {LOST_AFTER_SECONDS:g} s); probe POSTs failed {failed}, "
+        f"not sent {figures['probe_not_sent']}; harness loop lag p99 "
         f"{figures['harness_loop_lag'].get('p99_ms', 0):.0f} ms; CPU cores {cpu}"
     )
 
@@ -505,15 +466,15 @@ def body(options: Any) -> dict[str, Any]:
     resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
     if wanted < options.sockets + 100:
         raise BenchError(f"the open-files limit ({hard}) is too low for {options.sockets} sockets")
-    database_url = with_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), DATABASE)
-    database_create(database_url)
+    database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    database_url = environment.with_database(database_url, DATABASE)
+    environment.database_create(database_url)
     with Processes(core.RESULTS / "logs" / "ws_push") as processes:
-        broker = redis_start(
-            processes, name="broker", server=engine_server(), directory=processes.log_dir
-        )
-        variables = settings_env(
+        server, directory = engine_server(), processes.log_dir
+        broker = redis_start(processes, name="broker", server=server, directory=directory)
+        variables = environment.settings_env(
             DATABASE_URL=database_url,
-            REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+            REDIS_URL=os.environ.get("REDIS_URL", environment.DEFAULT_REDIS_URL),
             CELERY_BROKER_URL=broker.url,
             LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
             # One client posts everything and opens every socket: no limits per client.
@@ -523,21 +484,22 @@ def body(options: Any) -> dict[str, Any]:
         )
         # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
         run_seconds = options.seconds + options.load_seconds + 900
-        prepared = django_prepare(variables, run_seconds=run_seconds)
-        env = server_env(variables)
-        worker = worker_start(processes, env, concurrency=options.worker_concurrency)
-        web = web_start(processes, env, name="web", workers=options.web_workers)
-        say(f"filling the board with {options.board_players} players", "ws_push")
-        players = board_fill(web, prepared["api_key"], options, random.Random(options.seed))
+        season_id, posting = django_prepare(variables, run_seconds=run_seconds)
+        env = environment.server_env(variables)
+        worker = worker_start(processes, env, concurrency=WORKER_CONCURRENCY)
+        web = web_start(processes, env, name="web", workers=WEB_WORKERS)
+        say(f"filling the board with {options.board_players} players")
+        run = PushRun(options, web, worker, season_id, posting)
+        players = board_fill(run.target, options, random.Random(options.seed))
         from leaderboards import store
 
         wait_until(
-            lambda: store.board_size(prepared["season_id"]) >= options.board_players,
+            lambda: store.board_size(season_id) >= options.board_players,
             timeout=300,
             what="the mirror to catch up",
         )
-        say(f"opening {options.sockets} sockets", "ws_push")
-        return asyncio.run(measure(web, worker, prepared, players, options))
+        say(f"opening {options.sockets} sockets")
+        return asyncio.run(run.measure(players))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -546,32 +508,30 @@ def main(argv: list[str] | None = None) -> int:
         figures = body(options)
     if run.code:
         return run.code
-    names = "sockets board_players seconds load_batch load_senders load_seconds top max_points"
-    names += " web_workers worker_concurrency"
     result = {
         "benchmark": "ws_push",
         "when": core.now_stamp(),
-        # A fixed Python loop at the end: this shared machine's speed varies by half between
-        # runs, and every figure here with it.
+        # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
-        "options": {name: getattr(options, name) for name in names.split()}
-        | {"rate_per_second": options.rate, "load_rate_per_second": options.load_rate}
-        | {"permessage_deflate": not options.no_compression},
+        "options": {"sockets": options.sockets, "board_players": options.board_players}
+        | {"seconds": options.seconds, "load_batch": LOAD_BATCH, "load_senders": LOAD_SENDERS}
+        | {"load_seconds": options.load_seconds, "top": TOP, "max_points": MAX_POINTS}
+        | {"web_workers": WEB_WORKERS, "worker_concurrency": WORKER_CONCURRENCY}
+        | {"rate_per_second": options.rate, "load_rate_per_second": LOAD_RATE}
+        | {"permessage_deflate": True},
         **figures,
     }
     core.json_write(result, options.output)
     phases = figures["phases"]
-    say(phase_line("idle", phases["idle"]), "ws_push")
+    say(phase_line("idle", phases["idle"]))
     if during := phases.get("under_load"):
         verdict = "met" if during["target"]["met"] else "missed"
         say(
-            phase_line(f"during {options.load_rate:,.0f} results/s", during)
+            phase_line(f"during {LOAD_RATE:,.0f} results/s", during)
             + f"; accepted {during['load']['accepted_results_per_s']:,.0f} results/s; target p99 "
-            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {options.sockets} sockets",
-            "ws_push",
+            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {options.sockets} sockets"
         )
-    per_socket = figures["web_memory_per_socket_kib"]
-    say(f"{per_socket:.1f} KiB per socket; written to {options.output}", "ws_push")
+    say(f"{figures['web_memory_per_socket_kib']:.1f} KiB per socket; written to {options.output}")
     return 0
 
 
