@@ -20,6 +20,7 @@ from leaderboards import store
 from leaderboards.services import season_rebuild_standings
 from matches.models import (
     FRIENDS_MAX,
+    Clan,
     FriendList,
     GameServer,
     MatchResult,
@@ -34,7 +35,7 @@ from seasons.services import season_create
 from .core import BenchError
 from .environment import QUEUE, BenchEnvironment, connect
 from .scores import CHUNK, chunk_scores
-from .segments import COUNTRIES, PLATFORMS
+from .segments import CLAN_MEMBERS, COUNTRIES, PLATFORMS
 
 BOARD = "bench"
 PROJECTED_PLAYERS = 100_000_000
@@ -47,7 +48,7 @@ def bench_reset(env: BenchEnvironment) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
-            " matches_playersegment, matches_player, seasons_season, seasons_board,"
+            " matches_playersegment, matches_player, matches_clan, seasons_season, seasons_board,"
             " matches_gameserver RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
@@ -113,7 +114,8 @@ def redis_cleanup(env: BenchEnvironment) -> None:
     broker.unlink(*keys, *broker.scan_iter(match="_kombu.binding*", count=1000))
 
 
-# With --segments: the board's dimensions, and how many values each has (bench/segments.py's).
+# With --segments: the board's dimensions, and how many values each has, and players in clans of
+# CLAN_MEMBERS (bench/segments.py's).
 SEGMENT_DIMENSIONS = {"country": COUNTRIES, "platform": PLATFORMS}
 
 
@@ -196,6 +198,10 @@ def season_load(
     ) -> Iterator[tuple[int, str]]:
         for start in range(0, players, CHUNK):
             count = min(CHUNK, players - start)
+            if what == "clans":  # one row for each CLAN_MEMBERS players (CHUNK is a multiple)
+                heads = range(start, start + count, CLAN_MEMBERS)
+                yield count, "".join(line(i, 0, "") + end for i in heads)
+                continue
             if what in ("players", "segments"):  # no points nor time to draw
                 yield count, "".join(line(start + i, 0, "") + end for i in range(count))
                 continue
@@ -205,9 +211,13 @@ def season_load(
 
     segmented = bool(season.board.segment_dimensions)
     copies = (  # (what, model, the columns the loader writes, a row of them)
+        *((("clans", Clan, "clan_id name",
+             lambda i, p, t: f"k{i // CLAN_MEMBERS}\tClan {i // CLAN_MEMBERS}"),)
+          if segmented else ()),
         ("players", Player,
-         "player_id display_name avatar_url created_at updated_at segments_changes",
-         lambda i, p, t: f"p{i}\tPlayer {i}\t\t{created}\t{created}\t{int(segmented)}"),
+         "player_id display_name avatar_url created_at updated_at segments_changes clan_id",
+         lambda i, p, t: f"p{i}\tPlayer {i}\t\t{created}\t{created}\t{int(segmented)}\t"
+                         + (f"k{i // CLAN_MEMBERS}" if segmented else "\\N")),
         # A player's value in each dimension, spread as bench/segments.py spreads them.
         *((("segments", PlayerSegment, "player_id dimension value",
             lambda i, p, t: f"p{i}\tcountry\tc{i * 7919 % COUNTRIES:02d}\n"
@@ -283,22 +293,27 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
 
 
 def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:
-    """What the season's segments hold beside its set: every segment set and the players'
-    values (MEMORY USAGE, every element), a player and a dimension a player."""
+    """What the season's segments hold beside its set: every segment set (the clans' member sets
+    among them), the clan board and the players' values (MEMORY USAGE, every element), a player
+    and a dimension a player (the clans counted as one)."""
     dimensions = len(season.board.segment_dimensions)
     if not dimensions or not size:
         return None
     keys = store.season_keys(season.pk)
     names = store.segment_names(season.pk)
+    clans = sum(name.startswith("clan:") for name in names)
     sets = sum(int(client.memory_usage(f"{keys.standings}:{n}", samples=0) or 0) for n in names)
+    sets += int(client.memory_usage(f"{keys.standings}:clans", samples=0) or 0)
     values = int(client.memory_usage(keys.segments, samples=0) or 0)
+    counted = dimensions + (1 if clans else 0)
     return {
         "dimensions": dimensions,
+        "clans": clans,
         "segment_sets": len(names),
         "sets_bytes": sets,
         "values_bytes": values,
         "bytes_per_player": round((sets + values) / size, 1),
-        "bytes_per_player_per_dimension": round((sets + values) / size / dimensions, 1),
+        "bytes_per_player_per_dimension": round((sets + values) / size / counted, 1),
     }
 
 
