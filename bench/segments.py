@@ -1,11 +1,6 @@
-"""What segments and clans cost Redis: `python -m bench.segments [--members N]`. On a private
-Redis 7, the mirror's own script (leaderboards/store/scripts.py, MIRROR) writes the same N
-players in batches of a results batch's size into a board without dimensions and into one with
-two (country of COUNTRIES values, platform of PLATFORMS) whose players are in clans (of
-CLAN_MEMBERS each, a board of sums), side by side: Redis's own CPU a write (INFO commandstats),
-for each player's first write and for a later one that raises their score, and the memory a
-player costs (bench/README.md, "What segments cost"). Results:
-bench/results/segments-latest.json, and a Markdown table."""
+"""What segments and clans cost Redis: the mirror's own script (MIRROR) writes N players into a
+board without dimensions and one with two and clans, on a private Redis 7: Redis's CPU a write and
+the memory a player costs (bench/README.md, "What segments cost")."""
 
 from __future__ import annotations
 

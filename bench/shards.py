@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import redis
-import redis.cluster
 
 from leaderboards import store
 from scripts.redis_cluster import LocalRedisCluster
@@ -222,9 +221,7 @@ class Clients:
         return figures
 
 
-def round_trips(
-    cluster: LocalRedisCluster, run: Callable[[int], None], calls: int
-) -> dict[str, Any]:
+def round_trips(cluster: LocalRedisCluster, run: Callable[[int], None], calls: int) -> Result:
     """Requests, commands and COMMAND GETKEYS each node received a call, by its own counters,
     over `calls` calls one at a time (`run(count)` makes them). Round trips in sequence = the most
     step requests a node got + GETKEYS. Each node's INFO, on a connection opened before, counts
@@ -313,21 +310,17 @@ def answers_compare(players: int, sample: int, seed: int) -> dict[str, Any]:
 
 
 def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
-    """Each of the layout's sets on the node that holds it (asked directly: another node would
-    refuse), its players and MEMORY USAGE."""
-    router = redis.cluster.RedisCluster.from_url(cluster.url, decode_responses=True)
-    sets = []
-    try:
-        for shard in range(layout.shards):
-            key = store.standings_key(layout.season_id, layout.shards, shard)
-            port = int(router.get_node_from_key(key).port)
-            with redis.Redis("127.0.0.1", port, socket_timeout=COMMAND_TIMEOUT_SECONDS) as node:
-                players, usage = set_memory(node, key)
-            node_number = cluster.ports.index(port) + 1
-            sets.append({"shard": shard, "key": key, "node": node_number, "players": players})
-            sets[-1]["memory_usage_bytes"] = usage
-    finally:
-        router.close()
+    """Each of the layout's sets on the node that holds it (asked there: another would refuse),
+    its players and MEMORY USAGE."""
+    held, sets = cluster.keys_by_port(f"{KEY_PREFIX}*"), []
+    for shard in range(layout.shards):
+        key = store.standings_key(layout.season_id, layout.shards, shard)
+        port = next(port for port, keys in held.items() if key in keys)
+        with redis.Redis("127.0.0.1", port, socket_timeout=COMMAND_TIMEOUT_SECONDS) as node:
+            players, usage = set_memory(node, key)
+        node_number = cluster.ports.index(port) + 1
+        sets.append({"shard": shard, "key": key, "node": node_number, "players": players})
+        sets[-1]["memory_usage_bytes"] = usage
     nodes = range(1, len(cluster.ports) + 1)
     by_node = [sum(s["players"] for s in sets if s["node"] == i) for i in nodes]
     total, memory = sum(s["players"] for s in sets), sum(s["memory_usage_bytes"] for s in sets)

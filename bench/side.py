@@ -34,8 +34,8 @@ def side_main(
     report: Callable[[Result], str],
 ) -> int:
     """`python -m bench.<name>`: its options (with --seed and --output), each of `least` at its
-    least; `measure(options, result)` fills the results' head, written to --output and shown by
-    `report`. Returns the exit code (core.Program's on a failure)."""
+    least (the first, the players, named in the results' head); `measure(options, result)` fills
+    the results, written to --output and shown by `report`. Returns the exit code."""
     parsed = core.options_parse(
         f"bench.{name}", doc, (*options, *core.output_option(f"{name}-latest.json")), argv
     )
