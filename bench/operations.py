@@ -1,7 +1,5 @@
-"""Operator paths at benchmark size: `python -m bench.operations --players N [--reuse-season]`.
-What an operator does to a season of N players, timed in bench.run's environment
-(bench/README.md, "Operator paths"); it closes the season. Results go to
-bench/results/operations-<N>.json and operations-latest.md (--results-dir)."""
+"""What an operator does to a season of N players (admin pages, reconciliation, close, exports),
+timed in bench.run's environment; it closes the season (bench/README.md, "Operator paths")."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .core import Program, json_write, options_parse, say
+from .core import Program, json_write, options_parse, say, table
 from .environment import OPTIONS, BenchEnvironment, bench_setup
 
 # Each page is asked this many times: the first shows a cold cache, the best the steady cost.
@@ -22,8 +20,7 @@ SOME_PLAYER = "p12345"
 
 
 def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
-    value = action()
+    started, value = time.perf_counter(), action()
     return round(time.perf_counter() - started, 3), value
 
 
@@ -83,6 +80,7 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
         reverse(f"admin:matches_{model}_changelist")
         for model in ("matchresult", "playertotal", "player")
     )
+    board_page = reverse("admin:seasons_board_change", args=[board.pk])
     say("admin pages of the open season", "operations")
     results["admin_open_season"] = _pages(client, {
         "results changelist": results_url,
@@ -92,9 +90,7 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
         "players changelist": players_url,
         "players: search an exact player id": f"{players_url}?q={SOME_PLAYER}",
         "seasons changelist": reverse("admin:seasons_season_changelist"),
-        "the board's page (its seasons inline)": reverse(
-            "admin:seasons_board_change", args=[season.board_id]
-        ),
+        "the board's page (its seasons inline)": board_page,
         "the season's page": reverse("admin:seasons_season_change", args=[season.pk]),
     })  # fmt: skip
 
@@ -136,29 +132,23 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
 
 
 def report(results: dict[str, Any]) -> str:
-    lines = [f"# Operator paths: {results['players']:,} players", ""]
-    lines += ["| Path | Time | Note |", "|---|---:|---|"]
-    for section in ("admin_open_season", "admin_closed_season"):
-        for name, page in results.get(section, {}).items():
-            time_taken = f"{page['best_s']} s (first {page['first_s']} s)"
-            lines.append(f"| admin: {name} | {time_taken} | HTTP {page['status']} |")
-    rec, close = results.get("reconciliation", {}), results.get("close", {})
-    lines.append(
-        f"| one reconciliation run | {rec.get('seconds')} s | {rec.get('checked', 0):,} checked, "
-        f"{rec.get('drift')} drift; a full walk "
-        f"takes {rec.get('runs_for_a_full_walk')} runs of {rec.get('walk_page'):,} players |"
-    )
-    lines.append(
-        f"| close (snapshot, archive, rewards) | {close.get('seconds')} s | "
-        f"{close.get('archived', 0):,} standings archived |"
-    )
-    for name in ("export_csv", "export_parquet"):
-        export = results.get(name, {})
-        lines.append(
-            f"| export, {name.split('_')[1]} | {export.get('seconds')} s | "
-            f"{export.get('rows', 0):,} rows, {export.get('bytes', 0) / 2**20:,.0f} MiB |"
-        )
-    return "\n".join(lines) + "\n"
+    pages = {**results["admin_open_season"], **results["admin_closed_season"]}
+    rows = []
+    for name, page in pages.items():
+        took = f"{page['best_s']} s (first {page['first_s']} s)"
+        rows.append((f"admin: {name}", took, f"HTTP {page['status']}"))
+    rec, close = results["reconciliation"], results["close"]
+    walk = f"a full walk takes {rec['runs_for_a_full_walk']} runs of {rec['walk_page']:,} players"
+    note = f"{rec['checked']:,} checked, {rec['drift']} drift; {walk}"
+    rows.append(("one reconciliation run", f"{rec['seconds']} s", note))
+    note = f"{close['archived']:,} standings archived"
+    rows.append(("close (snapshot, archive, rewards)", f"{close['seconds']} s", note))
+    for kind in ("csv", "parquet"):
+        export = results[f"export_{kind}"]
+        note = f"{export['rows']:,} rows, {export['bytes'] / 2**20:,.0f} MiB"
+        rows.append((f"export, {kind}", f"{export['seconds']} s", note))
+    title = f"# Operator paths: {results['players']:,} players"
+    return "\n".join([title, "", *table("Path | Time | Note", "lrl", rows)]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

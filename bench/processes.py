@@ -30,6 +30,9 @@ class Started(Process):
         self.name, self.url = name, url
 
 
+Ready = Sequence[tuple[str, Callable[[Started], bool]]]
+
+
 class Processes:
     """Owns every child a run starts; `with Processes(...)` stops them all on the way out."""
 
@@ -47,13 +50,7 @@ class Processes:
         self.started.clear()
 
     def start(
-        self,
-        name: str,
-        argv: list[str],
-        env: dict[str, str],
-        *,
-        url: str = "",
-        ready: Sequence[tuple[str, Callable[[Started], bool]]] = (),
+        self, name: str, argv: list[str], env: dict[str, str], *, url: str = "", ready: Ready = ()
     ) -> Started:
         """`argv` with its output in `<name>.log`; returns once each check of `ready` has passed
         in turn. A server that exits first, or is not ready in time, raises BenchError."""

@@ -1,6 +1,5 @@
-"""The benchmark's players' points and times, skewed like a game's (log-normal points, reached at
-seconds spread over the season): one rule for bench/load.py, bench/engines.py and bench/shards.py,
-seeded per chunk, so the same seed gives the same players."""
+"""The benchmark's players' points and times, skewed like a game's: one rule for bench/load.py and
+the side benchmarks, seeded per chunk, so the same seed gives the same players."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ from collections.abc import Iterator
 
 from seasons.scoring import composite_score
 
-# Players generated from one seed (bench/load.py copies them a chunk at a time): the same seed
-# and chunk give the same players.
+# Players generated from one seed and chunk (bench/load.py copies a chunk at a time).
 CHUNK = 50_000
 # A loaded player's one result: 1 + int(lognormal(mu, sigma)) points.
 LOADED_POINTS_MU = 6.0
@@ -35,8 +33,7 @@ def chunk_scores(seed: int, start: int, count: int, span: int) -> tuple[list[int
         min(MAX_LOADED_POINTS, int(rng.lognormvariate(LOADED_POINTS_MU, LOADED_POINTS_SIGMA)) + 1)
         for _ in range(count)
     ]
-    elapsed = [rng.randrange(span) for _ in range(count)]
-    return points, elapsed
+    return points, [rng.randrange(span) for _ in range(count)]
 
 
 def player_id(index: int) -> str:
@@ -44,8 +41,8 @@ def player_id(index: int) -> str:
 
 
 def standings(players: int, seed: int, chunk: int = CHUNK) -> Iterator[list[tuple[str, int]]]:
-    """The side benchmarks' players with their composite scores (a highest-first board's), in
-    chunks of `chunk` players (each seeded by its first player, as bench/load.py's are)."""
+    """The side benchmarks' players with a highest-first board's composite scores, in chunks of
+    `chunk` players (each seeded by its first player, as bench/load.py's are)."""
     for start in range(0, players, chunk):
         points, elapsed = chunk_scores(seed, start, min(chunk, players - start), SEASON_SECONDS)
         yield [

@@ -1,29 +1,21 @@
-"""What segments and clans cost Redis: `python -m bench.segments [--members N]`. On a private
-Redis 7, the mirror's own script (leaderboards/store/scripts.py, MIRROR) writes the same N
-players in batches of a results batch's size into a board without dimensions and into one with
-two (country of COUNTRIES values, platform of PLATFORMS) whose players are in clans (of
-CLAN_MEMBERS each, a board of sums), side by side: Redis's own CPU a write (INFO commandstats),
-for each player's first write and for a later one that raises their score, and the memory a
-player costs (bench/README.md, "What segments cost"). Results:
-bench/results/segments-latest.json, and a Markdown table."""
+"""What segments and clans cost Redis: the mirror's own script (MIRROR) writes N players into a
+board without dimensions and one with two and clans, on a private Redis 7: Redis's CPU a write and
+the memory a player costs (bench/README.md, "What segments cost")."""
 
 from __future__ import annotations
 
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import redis
 
 from leaderboards.store.scripts import MIRROR
 from leaderboards.store.writes import UNREAD
-from scripts.processes import server_binary
 from seasons.scoring import TIME_SLOTS
 
-from .core import Program, json_write, now_stamp, options_parse, output_option, say, table
-from .processes import Processes, redis_start
-from .scores import ID_BYTES, standings
+from .core import say, table
+from .scores import standings
+from .side import Result, redis_private, side_main
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.
 BATCH = 100
@@ -32,29 +24,11 @@ COUNTRIES = 50
 PLATFORMS = 4
 DIMENSIONS = 2
 CLAN_MEMBERS = 50
-COMMAND_TIMEOUT_SECONDS = 120
-OPTIONS = (("--members", 1_000_000, "players"), *output_option("segments-latest.json"))
+OPTIONS = (("--members", 1_000_000, "players"),)
 # The keys of one shard's writes, in keys.ShardKeys' order (the script names them by position).
-SHARD_KEYS = [
-    "standings",
-    "rebuild-marker",
-    "rebuild",
-    "whole",
-    "corrected",
-    "rebuild-corrected",
-    "segments",
-    "rebuild-segments",
-    "segment-names",
-    "rebuild-segment-names",
-]
-
-
-def _keys(tag: str) -> list[str]:
-    return [
-        f"{{{tag}}}:standings",
-        f"{{{tag}}}:banned",
-        *(f"{{{tag}}}:{n}" for n in SHARD_KEYS[1:]),
-    ]
+_KEY_NAMES = """standings banned rebuild-marker rebuild whole corrected rebuild-corrected segments
+rebuild-segments segment-names rebuild-segment-names"""
+SHARD_KEYS = _KEY_NAMES.split()
 
 
 def _entry(player_id: str) -> str:
@@ -85,14 +59,15 @@ def _writes(
     return int(client.info("commandstats")["cmdstat_evalsha"]["usec"]) / options.members
 
 
-def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict[str, Any]:
-    keys = _keys("segmented" if segmented else "plain")
+def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> Result:
+    tag = "segmented" if segmented else "plain"
+    keys = [f"{{{tag}}}:{name}" for name in SHARD_KEYS]
     before = int(client.info("memory")["used_memory"])
     first = _writes(client, keys, options, segmented, 0)
     grown = int(client.info("memory")["used_memory"]) - before
     # Each player a point more: the mirror's steady state (a member that exists, values unchanged).
     later = _writes(client, keys, options, segmented, TIME_SLOTS)
-    sets = client.smembers(keys[9]) if segmented else set()
+    sets = client.smembers(keys[SHARD_KEYS.index("segment-names")]) if segmented else set()
     return {
         "dimensions": DIMENSIONS if segmented else 0,
         "segment_sets": len(sets),
@@ -103,50 +78,40 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    options = options_parse("bench.segments", __doc__, OPTIONS, argv)
-    if options.members < BATCH:
-        options.error(f"--members must be at least {BATCH}")
-    result: dict[str, Any] = {"benchmark": "segments", "when": now_stamp()}
-    result |= {"members": options.members, "id_bytes": ID_BYTES, "batch": BATCH}
-    result |= {"countries": COUNTRIES, "platforms": PLATFORMS, "clan_members": CLAN_MEMBERS}
-    result |= {"seed": options.seed}
-    with (
-        Program("segments") as run,
-        tempfile.TemporaryDirectory(prefix="bench-segments-") as work,
-        Processes(Path(work) / "logs") as processes,
-    ):
-        started = redis_start(
-            processes, name="redis", server=server_binary("redis"), directory=Path(work)
-        )
-        with (
-            processes.running(started),
-            redis.Redis.from_url(started.url, socket_timeout=COMMAND_TIMEOUT_SECONDS) as client,
-        ):
-            result["redis_version"] = client.info("server")["redis_version"]
-            for name, segmented in (("plain", False), ("segmented", True)):
-                say(f"{name}: {options.members:,} players", "segments")
-                result[name] = board_measure(client, options, segmented=segmented)
-    if run.code:
-        return run.code
-    plain, segmented = result["plain"], result["segmented"]
-    extra = segmented["used_memory_growth_per_player"] - plain["used_memory_growth_per_player"]
+def measure(options: Any, result: Result) -> None:
+    result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
+    result["clan_members"] = CLAN_MEMBERS
+    with redis_private("redis") as (_, client):
+        result["redis_version"] = client.info("server")["redis_version"]
+        for name, segmented in (("plain", False), ("segmented", True)):
+            say(f"{name}: {options.members:,} players", "segments")
+            result[name] = board_measure(client, options, segmented=segmented)
+    extra = [result[name]["used_memory_growth_per_player"] for name in ("segmented", "plain")]
     # The clan's members' set is a dimension's worth; its standing is one entry per clan.
-    result["bytes_per_player_per_dimension"] = round(extra / (DIMENSIONS + 1), 1)
-    json_write(result, options.output)
+    result["bytes_per_player_per_dimension"] = round((extra[0] - extra[1]) / (DIMENSIONS + 1), 1)
+
+
+def report(result: Result) -> str:
     rows = [
         ("no dimensions, no clans" if not f["dimensions"] else
          f"{f['dimensions']} dimensions and a clan", f"{f['redis_cpu_us_first_write']:.2f}",
          f"{f['redis_cpu_us_later_write']:.2f}", f"{f['used_memory_growth_per_player']:.1f}")
-        for f in (plain, segmented)
+        for f in (result["plain"], result["segmented"])
     ]  # fmt: skip
-    title = f"{options.members:,} players, batches of {BATCH}, Redis {result['redis_version']}"
-    print(f"What segments cost: {title}\n")
+    title = f"{result['members']:,} players, batches of {BATCH}, Redis {result['redis_version']}"
     header = "Board | Redis CPU a first write (µs) | a later write (µs) | Bytes a player"
-    print("\n".join(table(header, "lrrr", rows)))
     per = result["bytes_per_player_per_dimension"]
-    print(f"\nBytes a player a dimension (a clan counted as one): {per:.1f}")
-    return 0
+    return "\n".join([
+        f"What segments cost: {title}", "", *table(header, "lrrr", rows), "",
+        f"Bytes a player a dimension (a clan counted as one): {per:.1f}",
+    ])  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    least = {"members": BATCH}
+    return side_main(
+        "segments", __doc__, OPTIONS, argv, least=least, measure=measure, report=report
+    )
 
 
 if __name__ == "__main__":

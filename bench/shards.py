@@ -1,36 +1,33 @@
-"""One board on one shard against the same board on three: `python -m bench.shards [--players N]`.
-On a Redis Cluster of three primaries of its own, both layouts' answers are compared, then each
-operation is timed through the store as the service calls it (bench/README.md, "1 shard against 3
-shards"). Results: bench/results/shards-latest.json, and a Markdown table on the standard output."""
+"""One board on one shard against the same board on three, on a Redis Cluster of its own, through
+the store as the service calls it (bench/README.md, "1 shard against 3 shards")."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import multiprocessing
 import os
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import redis
-import redis.cluster
 
 from leaderboards import store
-from scripts import devservices
 from scripts.redis_cluster import LocalRedisCluster
 from seasons.scoring import composite_score
 
 from . import core
 from .core import BenchError, latency_summary, percentile, say
-from .engines import COMMAND_TIMEOUT_SECONDS
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
-from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
+from .scores import MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
+from .side import COMMAND_TIMEOUT_SECONDS, Result, redis_facts, set_memory, side_main
 
 KEY_PREFIX = "bench:shards:"
 OPERATIONS = {"rank": "Rank (competition)", "top100": "Top 100", "ingest": "Ingest, batches of 100"}
@@ -58,7 +55,6 @@ OPTIONS = (
     ("--round-trip-calls", 1000, "calls the round trips are counted on"),
     ("--quiet-seconds", 120.0, "how long a phase waits at most for others to be quiet (0: not)"),
     ("--attempts", 3, "runs of a phase at most while other processes disturb it"),
-    *core.output_option("shards-latest.json"),
 )
 
 
@@ -121,8 +117,7 @@ def client_start(variables: dict[str, str], all_started: Any) -> None:
 
 
 def client_ready() -> int:
-    """Returns once every client process has started (each holds one of these calls until then,
-    so each process takes one)."""
+    """Returns once every client process has started, so that each process takes one call."""
     _all_started.wait(timeout=STARTUP_SECONDS)
     return os.getpid()
 
@@ -159,8 +154,8 @@ def client_run(load: Load) -> dict[str, Any]:
 
 @dataclass
 class Clients:
-    """The pool of client processes, the parts the CPU of each phase is split by, and how
-    patient a phase is with the other processes of a shared machine."""
+    """The pool of client processes, the parts each phase's CPU is split by, and how patient a
+    phase is with the other processes of a shared machine."""
 
     pool: ProcessPoolExecutor
     processes: int
@@ -171,16 +166,12 @@ class Clients:
         """The three nodes, the clients (the harness among them), every other process."""
         cpu = window.cpu
         nodes, clients = sum(cpu[f"node {i}"] for i in (1, 2, 3)), cpu["clients"] + cpu["harness"]
-        other = max(0.0, cpu["machine_busy"] - nodes - clients)
-        parts = {"redis_nodes": nodes, "clients": clients, "other": other}
-        return {k: round(v, 3) for k, v in parts.items()} | {
-            "machine_busy": cpu["machine_busy"],
-            "by_part": cpu,
-        }
+        parts = {"redis_nodes": nodes, "clients": clients}
+        parts["other"] = max(0.0, cpu["machine_busy"] - nodes - clients)
+        rounded = {k: round(v, 3) for k, v in parts.items()}
+        return rounded | {"machine_busy": cpu["machine_busy"], "by_part": cpu}
 
-    def phase(
-        self, operation: str, layout: Layout, *, seconds: float, rate: float | None
-    ) -> dict[str, Any]:
+    def phase(self, operation: str, layout: Layout, seconds: float, rate: float | None) -> Result:
         """The phase once the machine is quiet (waiting at most --quiet-seconds); again while the
         others took more than QUIET_CORES during it, --attempts times at most, keeping the
         attempt they disturbed least (by their CPU, never by the figures)."""
@@ -201,7 +192,7 @@ class Clients:
 
     def phase_once(
         self, operation: str, layout: Layout, seconds: float, rate: float | None
-    ) -> dict[str, Any]:
+    ) -> Result:
         start_at, count = time.time() + START_DELAY_SECONDS, self.processes
         load = Load(operation, layout, self.options.players, self.options.seed, start_at, seconds)
         loads = [load] * count
@@ -230,36 +221,25 @@ class Clients:
         return figures
 
 
-def round_trips(
-    cluster: LocalRedisCluster, run: Callable[[int], None], calls: int
-) -> dict[str, Any]:
-    """What each node received a call over `calls` calls one at a time (`run(count)` makes them),
-    from the nodes' own counters (bench/README.md, "1 shard against 3 shards"): requests, commands,
-    COMMAND GETKEYS. Round trips in sequence = the most step requests a node got + GETKEYS. Each
-    node's INFO is asked on a connection opened before, and counts once: taken off."""
-    nodes = [cluster.node(port) for port in cluster.ports]
+def round_trips(cluster: LocalRedisCluster, run: Callable[[int], None], calls: int) -> Result:
+    """Requests, commands and COMMAND GETKEYS each node received a call, by its own counters,
+    over `calls` calls one at a time (`run(count)` makes them). Round trips in sequence = the most
+    step requests a node got + GETKEYS. Each node's INFO, on a connection opened before, counts
+    once: taken off."""
 
-    def counters() -> list[tuple[int, ...]]:
-        infos = [node.info("stats", "commandstats") for node in nodes]
-        return [
-            (
-                int(i["total_reads_processed"]),
-                int(i["total_commands_processed"]),
-                int(i.get("cmdstat_command|getkeys", {}).get("calls", 0)),
-            )
-            for i in infos
-        ]
+    def counters(node: redis.Redis) -> tuple[int, int, int]:
+        info = node.info("stats", "commandstats")
+        getkeys = int(info.get("cmdstat_command|getkeys", {}).get("calls", 0))
+        return int(info["total_reads_processed"]), int(info["total_commands_processed"]), getkeys
 
-    try:
+    with contextlib.ExitStack() as stack:
+        nodes = [stack.enter_context(cluster.node(port)) for port in cluster.ports]
         for node in nodes:
             node.ping()
         run(WARMUP_CALLS)
-        before = counters()
+        before = [counters(node) for node in nodes]
         run(calls)
-        after = counters()
-    finally:
-        for node in nodes:
-            node.close()
+        after = [counters(node) for node in nodes]
     requests, commands, getkeys = (
         [(a[k] - b[k] - (k < 2)) / calls for a, b in zip(after, before, strict=True)]
         for k in (0, 1, 2)
@@ -283,7 +263,7 @@ def operation_round_trips(
     """round_trips of `operation` as a thread calls the store (Django's views, Celery's mirror);
     for the rank also from the event loop (store.aread_rank, the API's rank endpoint)."""
     call = operation_call(operation, layout, options.players, random.Random(operation))
-    calls = options.round_trip_calls
+    calls, season, shards = options.round_trip_calls, layout.season_id, layout.shards
 
     def thread_calls(count: int) -> None:
         for _ in range(count):
@@ -291,20 +271,16 @@ def operation_round_trips(
 
     figures = {"round_trips": round_trips(cluster, thread_calls, calls)}
     if operation == "rank":
-        rng, loop = random.Random("event-loop"), asyncio.new_event_loop()
+        rng = random.Random("event-loop")
 
         async def ranks(count: int) -> None:
             for _ in range(count):
                 player = player_id(rng.randrange(options.players))
-                await store.aread_rank(
-                    layout.season_id, player, competition=True, shards=layout.shards
-                )
+                await store.aread_rank(season, player, competition=True, shards=shards)
 
-        try:
+        with contextlib.closing(asyncio.new_event_loop()) as loop:
             run = lambda count: loop.run_until_complete(ranks(count))  # noqa: E731
             figures["round_trips_event_loop"] = round_trips(cluster, run, calls)
-        finally:
-            loop.close()
     return figures
 
 
@@ -329,28 +305,22 @@ def answers_compare(players: int, sample: int, seed: int) -> dict[str, Any]:
     ]
     if pages[0] != pages[1] or len(pages[0][1]) != min(TOP, players):
         raise BenchError("the top 100 differs between one shard and three")
-    return {"board_size": sizes[0], "players_compared": sample} | {
-        "ranks_equal": True,
-        "top100_equal": True,
-    }
+    equal = {"ranks_equal": True, "top100_equal": True}
+    return {"board_size": sizes[0], "players_compared": sample} | equal
 
 
 def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
-    """Each of the layout's sets on the node that holds it (asked directly: another node would
-    refuse), its players and MEMORY USAGE (SAMPLES 0: every element)."""
-    router = redis.cluster.RedisCluster.from_url(cluster.url, decode_responses=True)
-    sets = []
-    try:
-        for shard in range(layout.shards):
-            key = store.standings_key(layout.season_id, layout.shards, shard)
-            port = int(router.get_node_from_key(key).port)
-            with redis.Redis("127.0.0.1", port, socket_timeout=COMMAND_TIMEOUT_SECONDS) as node:
-                players, usage = int(node.zcard(key)), int(node.memory_usage(key, samples=0) or 0)
-            node_number = cluster.ports.index(port) + 1
-            sets.append({"shard": shard, "key": key, "node": node_number, "players": players})
-            sets[-1]["memory_usage_bytes"] = usage
-    finally:
-        router.close()
+    """Each of the layout's sets on the node that holds it (asked there: another would refuse),
+    its players and MEMORY USAGE."""
+    held, sets = cluster.keys_by_port(f"{KEY_PREFIX}*"), []
+    for shard in range(layout.shards):
+        key = store.standings_key(layout.season_id, layout.shards, shard)
+        port = next(port for port, keys in held.items() if key in keys)
+        with redis.Redis("127.0.0.1", port, socket_timeout=COMMAND_TIMEOUT_SECONDS) as node:
+            players, usage = set_memory(node, key)
+        node_number = cluster.ports.index(port) + 1
+        sets.append({"shard": shard, "key": key, "node": node_number, "players": players})
+        sets[-1]["memory_usage_bytes"] = usage
     nodes = range(1, len(cluster.ports) + 1)
     by_node = [sum(s["players"] for s in sets if s["node"] == i) for i in nodes]
     total, memory = sum(s["players"] for s in sets), sum(s["memory_usage_bytes"] for s in sets)
@@ -358,17 +328,11 @@ def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
     return {"sets": sets, "players_by_node": by_node, "memory_usage_bytes_per_player": per_player}
 
 
-def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[str, Any]:
+def on_cluster(cluster: LocalRedisCluster, clients: Clients, options: Any, result: Result) -> None:
     with cluster.node(cluster.ports[0]) as node:
-        engine, version = devservices.server_engine(node.info("server"))
-        allocator = str(node.info("memory")["mem_allocator"])
+        engine, version, allocator = redis_facts(node)
     nodes = enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
-    result: dict[str, Any] = {
-        "benchmark": "shards",
-        "when": core.now_stamp(),
-        "players": options.players,
-        "id_bytes": ID_BYTES,
-        "seed": options.seed,
+    result |= {
         "engine": {"engine": engine, "version": version, "mem_allocator": allocator},
         "nodes": [{"node": i, "port": port, "pid": node.pid} for i, (port, node) in nodes],
         "cores": os.cpu_count(),
@@ -382,11 +346,9 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[
     }
     for layout in LAYOUTS:
         say(f"loading {options.players:,} players on {layout.name}", "shards")
-        began = time.monotonic()
+        began, season = time.monotonic(), layout.season_id
         chunks = lambda: standings(options.players, options.seed)  # noqa: E731
-        loaded = store.rebuild_standings(
-            layout.season_id, chunks, worsening=False, shards=layout.shards
-        )
+        loaded = store.rebuild_standings(season, chunks, worsening=False, shards=layout.shards)
         seconds = time.monotonic() - began
         result["load"][layout.name] = {"players": loaded, "seconds": round(seconds, 2)}
         result["load"][layout.name]["players_per_s"] = round(loaded / seconds)
@@ -398,10 +360,9 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[
         layouts: dict[str, Any] = {}
         for layout in LAYOUTS:
             say(f"{operation} on {layout.name}: round trips, closed loop", "shards")
-            layouts[layout.name] = operation_round_trips(cluster, operation, layout, options)
-            layouts[layout.name]["closed"] = clients.phase(
-                operation, layout, seconds=options.closed_seconds, rate=None
-            )
+            figures = operation_round_trips(cluster, operation, layout, options)
+            layouts[layout.name] = figures
+            figures["closed"] = clients.phase(operation, layout, options.closed_seconds, None)
         if operation == "ingest":
             rate = options.ingest_rate / BATCH
         else:
@@ -409,14 +370,12 @@ def measure(cluster: LocalRedisCluster, clients: Clients, options: Any) -> dict[
             rate = max(1, round(options.rate_share * slower))
         for layout in LAYOUTS:
             say(f"{operation} on {layout.name}: {rate:g}/s open loop", "shards")
-            layouts[layout.name]["open"] = clients.phase(
-                operation, layout, seconds=options.open_seconds, rate=rate
-            )
+            opened = clients.phase(operation, layout, options.open_seconds, rate)
+            layouts[layout.name]["open"] = opened
         result["operations"][operation] = {"layouts": layouts, "fixed_rate": rate}
-    return result
 
 
-def other_cores(result: dict[str, Any]) -> dict[str, float]:
+def other_cores(result: Result) -> dict[str, float]:
     """What the rest of the machine used during the timed phases kept, in cores, and how many
     phases it disturbed (above QUIET_CORES) or had to be run again for."""
     phases = [
@@ -439,24 +398,22 @@ def _ratio(sharded: float, one: float) -> str:
     return f"{sharded / one:.2f}" if one else "–"
 
 
-def report(result: dict[str, Any]) -> str:
-    one, sharded = (layout.name for layout in LAYOUTS)
+def _trips(t: dict[str, Any]) -> str:
+    return f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
+
+
+def report(result: Result) -> str:
+    one, sharded = names = [layout.name for layout in LAYOUTS]
     rows: list[tuple[str, ...]] = []
+    others: list[list[str]] = [[], []]
 
-    def add(label: str, cells: Any, ratio: str = "") -> None:
+    def add(label: str, cells: Iterable[str], ratio: str = "") -> None:
         rows.append((label, *cells, ratio))
-
-    def trips(key: str) -> list[str]:
-        found = (figures["layouts"][name][key] for name in (one, sharded))
-        return [
-            f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
-            for t in found
-        ]
 
     for operation, name in OPERATIONS.items():
         figures = result["operations"][operation]
-        closed = [figures["layouts"][n]["closed"] for n in (one, sharded)]
-        opened = [figures["layouts"][n]["open"] for n in (one, sharded)]
+        layouts = [figures["layouts"][n] for n in names]
+        closed, opened = [f["closed"] for f in layouts], [f["open"] for f in layouts]
         scale, per = (BATCH, "standing") if operation == "ingest" else (1, "read")
         rates = [c["calls_per_s"] * scale for c in closed]
         unit = "standings/s" if operation == "ingest" else "reads/s"
@@ -470,10 +427,10 @@ def report(result: dict[str, Any]) -> str:
         else:
             cells = (f"{o['p50_ms']:.2f} / {o['p99_ms']:.2f} / {o['p99_9_ms']:.2f}" for o in opened)
             add(f"{name} at {batches:,.0f}/s (open loop): p50 / p99 / p99.9 ms", cells, p50)
-        add(f"{name}: {TRIPS}, a call", trips("round_trips"))
+        add(f"{name}: {TRIPS}, a call", (_trips(f["round_trips"]) for f in layouts))
         if operation == "rank":
             label = f"{name} from the event loop (aread_rank, the API's rank endpoint): the same"
-            add(label, trips("round_trips_event_loop"))
+            add(label, (_trips(f["round_trips_event_loop"]) for f in layouts))
         cpu = [
             (c["redis_cpu_us_per_call"] / scale, c["client_cpu_us_per_call"] / scale)
             for c in closed
@@ -481,19 +438,17 @@ def report(result: dict[str, Any]) -> str:
         cells = (f"{redis_us:.1f} / {client_us:.1f}" for redis_us, client_us in cpu)
         ratio = f"{_ratio(sum(cpu[1]), sum(cpu[0]))} (sum)"
         add(f"{name}: CPU a {per} at saturation, Redis / client (us)", cells, ratio)
-    others = [
-        " / ".join(
-            f"{result['operations'][op]['layouts'][name]['closed']['cpu_cores']['other']:.2f}"
-            for op in OPERATIONS
-        )
-        for name in (one, sharded)
-    ]
-    add("Other processes' CPU during the closed loops, rank / top 100 / ingest (cores)", others)
-    loads = [result["load"][name]["players_per_s"] for name in (one, sharded)]
+        for cores, c in zip(others, closed, strict=True):
+            cores.append(f"{c['cpu_cores']['other']:.2f}")
+    label = "Other processes' CPU during the closed loops, rank / top 100 / ingest (cores)"
+    add(label, (" / ".join(cores) for cores in others))
+    loads = [result["load"][name]["players_per_s"] for name in names]
     add("Load (rebuild_standings): players/s", (f"{v:,.0f}" for v in loads), _ratio(*loads[::-1]))
-    spread = [result["placement"][name] for name in (one, sharded)]
-    nodes = (" / ".join(f"{c:,}" for c in s["players_by_node"]) for s in spread)
-    add("Players on node 1 / 2 / 3", nodes)
+    spread = [result["placement"][name] for name in names]
+    add(
+        "Players on node 1 / 2 / 3",
+        (" / ".join(f"{c:,}" for c in s["players_by_node"]) for s in spread),
+    )
     memory = [s["memory_usage_bytes_per_player"] for s in spread]
     cells = (f"{m:.1f}" for m in memory)
     add("MEMORY USAGE of the set(s): bytes a player", cells, _ratio(*memory[::-1]))
@@ -525,46 +480,39 @@ def machine_now(when: str) -> dict[str, Any]:
     return {f"python_probe_ms_{when}": python_probe_ms(), f"load_average_{when}": load}
 
 
-def on_cluster(cluster: LocalRedisCluster, options: Any) -> dict[str, Any]:
-    """The cluster started, Django pointed at it, the client processes started, then measure."""
-    say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
-    cluster.start()
-    variables = settings_env(
-        LEADERBOARD_REDIS_URL=cluster.url,
-        LEADERBOARD_REDIS_CLUSTER="true",
-        LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
-    )
-    django_setup(variables, migrate=False)
-    context, count = multiprocessing.get_context("spawn"), options.processes
-    initargs = (variables, context.Barrier(count))
-    with ProcessPoolExecutor(
-        count, mp_context=context, initializer=client_start, initargs=initargs
-    ) as pool:
-        futures = [pool.submit(client_ready) for _ in range(count)]
-        pids = {future.result(timeout=STARTUP_SECONDS) for future in futures}
-        if len(pids) != count:
-            raise BenchError(f"{len(pids)} client processes started, not {count}")
-        groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
-        clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
-        return measure(cluster, clients, options)
+def measure(options: Any, result: Result) -> None:
+    """The cluster started, Django pointed at it and the client processes started, then both
+    layouts measured on it; the cluster stopped however that ends."""
+    machine, cluster = machine_now("start"), LocalRedisCluster()
+    try:
+        say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
+        cluster.start()
+        variables = settings_env(
+            LEADERBOARD_REDIS_URL=cluster.url,
+            LEADERBOARD_REDIS_CLUSTER="true",
+            LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
+        )
+        django_setup(variables, migrate=False)
+        context, count = multiprocessing.get_context("spawn"), options.processes
+        initargs = (variables, context.Barrier(count))
+        with ProcessPoolExecutor(
+            count, mp_context=context, initializer=client_start, initargs=initargs
+        ) as pool:
+            futures = [pool.submit(client_ready) for _ in range(count)]
+            pids = {future.result(timeout=STARTUP_SECONDS) for future in futures}
+            if len(pids) != count:
+                raise BenchError(f"{len(pids)} client processes started, not {count}")
+            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
+            clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
+            on_cluster(cluster, clients, options, result)
+    finally:
+        cluster.stop()
+    result["machine"] = machine | machine_now("end") | {"other_cores": other_cores(result)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = core.options_parse("bench.shards", __doc__, OPTIONS, argv)
-    if options.players < TOP or options.processes < 1 or options.attempts < 1:
-        options.error(f"--players must be at least {TOP}, --processes and --attempts at least 1")
-    machine, cluster = machine_now("start"), LocalRedisCluster()
-    with core.Program("shards") as run:
-        try:
-            result = on_cluster(cluster, options)
-        finally:
-            cluster.stop()
-    if run.code:
-        return run.code
-    result["machine"] = machine | machine_now("end") | {"other_cores": other_cores(result)}
-    core.json_write(result, options.output)
-    print(report(result))
-    return 0
+    least = {"players": TOP, "processes": 1, "attempts": 1}
+    return side_main("shards", __doc__, OPTIONS, argv, least=least, measure=measure, report=report)
 
 
 if __name__ == "__main__":
