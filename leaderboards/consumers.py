@@ -45,6 +45,8 @@ class LiveQuery(serializers.Serializer):
         trim_whitespace=False,
         validators=[player_id_field_validator],
     )
+    # The clan board's top K to follow (0: none).
+    clans = serializers.IntegerField(min_value=0, max_value=100, default=0)
     # Checked against the board's dimensions once the season is known (segments.segment_parse).
     segment = serializers.CharField(required=False, max_length=100, trim_whitespace=False)
 
@@ -100,6 +102,7 @@ class LeaderboardConsumer(AsyncWebsocketConsumer):
                 friends_of=friends_of,
                 friends_members=members,
                 segment=segment,
+                clans=query["clans"],
             )
         except DomainError as exc:
             self.subscriber.reject(exc)

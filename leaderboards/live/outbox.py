@@ -56,6 +56,10 @@ class Subscriber:
         self.friends_of: str | None = None
         self.friends_members: list[str] = []
         self.friends_told: list[tuple[str, int]] | None = None
+        # The K of the clan board's top this socket follows (0: none), and that top as last
+        # told: (clan_id, points, name) from the top.
+        self.clans = 0
+        self.clans_told: list[tuple[str, int, str]] | None = None
         # The top entries this socket was last given, and when.
         self.top_told: list[dict[str, Any]] | None = None
         self.top_told_at = float("-inf")

@@ -59,6 +59,8 @@ class SeasonSockets:
     # Friends-view sockets not sent their first view yet (a failed read leaves them here, and
     # the next tick tries again).
     friends_unsent: set[Subscriber] = field(default_factory=set)
+    # The sockets following the clan board's top (live/clan_board.py).
+    clan_followers: set[Subscriber] = field(default_factory=set)
     # Followed players in the order their ranks are looked at for passes, a round at a time.
     pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
 

@@ -25,7 +25,7 @@ from config.building_blocks.errors import DomainError, NotFound
 from seasons.models import Season, SeasonState
 from seasons.selectors import seasons_of_hidden_boards
 
-from . import delivery, friends, messages
+from . import clan_board, delivery, friends, messages
 from .messages import encode
 from .notices import season_group
 from .outbox import CLOSE_SEASON_CLOSED, Subscriber
@@ -76,10 +76,11 @@ class Ticker:
         friends_of: str | None = None,
         friends_members: list[str] | None = None,
         segment: str | None = None,
+        clans: int = 0,
     ) -> None:
         await self._start()
         sub.season_id, sub.top, sub.around, sub.player_id = season.pk, top, around, player_id
-        sub.segment = segment
+        sub.segment, sub.clans = segment, clans
         sub.friends_of, sub.friends_members = friends_of, list(friends_members or ())
         if player_id is not None:
             sub.players.add(player_id)
@@ -125,6 +126,7 @@ class Ticker:
                 waiting.remove(sub)
         sockets.subscribers.discard(sub)
         friends.unwatch(sockets, sub)
+        clan_board.unwatch(sockets, sub)
         top_followers = sockets.top_followers.get(sub.top)
         if top_followers is not None:
             top_followers.discard(sub)
@@ -371,6 +373,7 @@ class Ticker:
         first = list(sockets.friends_unsent)
         await friends.views_deliver(sockets, first, first=True)
         await friends.views_deliver(sockets, [sub for sub in changed if sub not in first])
+        await clan_board.board_deliver(sockets, newcomers, read_changes=read_changes)
 
 
 _tickers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()
@@ -395,9 +398,10 @@ async def subscribe(
     friends_of: str | None = None,
     friends_members: list[str] | None = None,
     segment: str | None = None,
+    clans: int = 0,
 ) -> None:
-    """Start a socket's stream: a snapshot first, then changes (within `segment`, if given). A
-    closed season only says so."""
+    """Start a socket's stream: a snapshot first, then changes (within `segment`, if given; the
+    clan board's top `clans` too, if any). A closed season only says so."""
     if season.state == SeasonState.CLOSED:
         next_slug = await database_sync_to_async(messages.next_season_slug)(season)
         sub.push(
@@ -415,6 +419,7 @@ async def subscribe(
         friends_of=friends_of,
         friends_members=friends_members,
         segment=segment,
+        clans=clans,
     )
 
 

@@ -296,6 +296,8 @@ def test_a_rebuilt_season_is_pushed_like_a_mirrored_result(season, scores):
         ("/ws/v1/leaderboard/global/?top=101", 4400, "validation_error"),
         ("/ws/v1/leaderboard/global/?top=-1", 4400, "validation_error"),
         ("/ws/v1/leaderboard/global/?top=ten", 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?clans=101", 4400, "validation_error"),
+        ("/ws/v1/leaderboard/global/?clans=-1", 4400, "validation_error"),
     ],
 )
 def test_bad_parameters_get_an_error_then_a_close_code(season, path, close_code, error_code):

@@ -131,3 +131,44 @@ def test_a_socket_follows_a_clans_members_ranked_among_themselves(server, ranked
     by_type = {message["type"]: message for message in received}
     assert [e["player_id"] for e in by_type["top"]["entries"]] == ["r2", "r1"]
     assert (by_type["player"]["rank"], by_type["player"]["segment"]) == (1, "clan:red")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_follows_the_clan_board_and_hears_only_when_its_top_changes(server, ranked):
+    for clan in ("red", "blue"):
+        assert server.put(f"/api/v1/clans/{clan}", {"name": clan}, format="json").status_code in (
+            200,
+            201,
+        )
+    for player_id, clan in (("r1", "red"), ("r2", "red"), ("b1", "blue"), ("b2", "blue")):
+        assert server.put(
+            f"/api/v1/players/{player_id}", {"clan": clan}, format="json"
+        ).status_code in (200, 201)
+    ranked("r1", 300)
+    ranked("r2", 200)
+    ranked("b1", 280)
+
+    async def scenario() -> list[Any]:
+        clans_socket, snapshot = await open_socket("/ws/v1/leaderboard/ranked/?top=0&clans=5")
+        first = await clans_socket.receive_json_from(timeout=WAIT)
+        # A player in no clan moves no clan: nothing to tell.
+        await sync_to_async(ranked)("loner", 900)
+        quiet = await clans_socket.receive_nothing(timeout=0.6)
+        await sync_to_async(ranked)("b2", 300)
+        passed = await clans_socket.receive_json_from(timeout=WAIT)
+        await clans_socket.disconnect()
+        return [snapshot, first, quiet, passed]
+
+    snapshot, first, quiet, passed = async_to_sync(scenario)()
+
+    assert snapshot["type"] == "snapshot"
+    assert (first["type"], first["seq"], first["total_clans"]) == ("clans", 2, 2)
+    assert [(e["rank"], e["clan_id"], e["points"]) for e in first["entries"]] == [
+        (1, "red", 500),
+        (2, "blue", 280),
+    ]
+    assert quiet is True
+    assert [(e["rank"], e["clan_id"], e["points"]) for e in passed["entries"]] == [
+        (1, "blue", 580),
+        (2, "red", 500),
+    ]
