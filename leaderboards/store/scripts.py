@@ -287,6 +287,7 @@ end
 zadd_all(KEYS[4], rows)
 for name, members in pairs(by_segment) do
   zadd_all(KEYS[4] .. ':' .. name, members)
+  redis.call('EXPIRE', KEYS[4] .. ':' .. name, ARGV[2])
   redis.call('SADD', KEYS[11], name)
   local clan = string.match(name, '^clan:(.+)$')
   local rule, offset = string.match(rule_of[name], '^%d+;(%a+)%.(%d+)')
@@ -302,9 +303,9 @@ for name, members in pairs(by_segment) do
   end
 end
 if stride == 3 then
-  for _, name in ipairs(redis.call('SMEMBERS', KEYS[11])) do
-    redis.call('EXPIRE', KEYS[4] .. ':' .. name, ARGV[2])
-  end
+  -- Only the segment sets this chunk wrote: every one of them each chunk would be O(segments)
+  -- a chunk (200,000 clans' member sets at 10 million players). The rebuild's heartbeat renews
+  -- them all now and then (writes.py, _Heartbeat).
   redis.call('EXPIRE', KEYS[4] .. ':clans', ARGV[2])
   redis.call('EXPIRE', KEYS[9], ARGV[2])
   redis.call('EXPIRE', KEYS[11], ARGV[2])

@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 
 from config.building_blocks.redis import (
     ScriptCall,
+    client,
     commands_run,
     evalsha,
     replicas_acknowledge,
@@ -258,6 +259,7 @@ def rebuild_standings(
             )
         ],
         REBUILD_TTL_SECONDS,
+        segments=[(keys.rebuild, keys.rebuild_segment_names) for keys in every],
     )
     try:
         for chunk in chunks_after_start():
@@ -312,15 +314,37 @@ def _builds_drop(every: Sequence[ShardKeys]) -> None:
     )
 
 
+# Segment sets a heartbeat renews in one round trip.
+SEGMENT_RENEWAL_PAGE = 1000
+
+
+def _pages(names: Iterable[Any]) -> Iterable[list[str]]:
+    page: list[str] = []
+    for name in names:
+        page.append(name.decode() if isinstance(name, bytes) else name)
+        if len(page) >= SEGMENT_RENEWAL_PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
 class _Heartbeat:
     """Renews the keys' TTL every third of it from a thread until stopped: a rebuild's marker
     must outlive PostgreSQL's sort before the first chunk (minutes at 100 million players), and
     still expire soon after a crash, since the thread dies with its process. A renewal that
     fails is tried again; a marker lost meanwhile (a Redis restarted) stays lost, and the swap
-    refuses."""
+    refuses.
 
-    def __init__(self, keys: list[str], seconds: int) -> None:
+    `segments`: (build set, its segment names) of each shard; every segment set named there
+    and the clan board are renewed too, a page of names at a time (SSCAN), so no one call
+    blocks Redis however many segments there are. A chunk renews only the sets it wrote."""
+
+    def __init__(
+        self, keys: list[str], seconds: int, *, segments: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self._keys = keys
+        self._segments = segments
         self._seconds = seconds
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rebuild-heartbeat", daemon=True)
@@ -330,8 +354,15 @@ class _Heartbeat:
         while not self._stopped.wait(self._seconds / 3):
             try:
                 commands_run([("EXPIRE", key, self._seconds) for key in self._keys])
+                for built, names in self._segments:
+                    self._segments_renew(built, names)
             except RedisError:
                 logger.warning("could not renew a rebuild's keys", exc_info=True)
+
+    def _segments_renew(self, built: str, names: str) -> None:
+        commands_run([("EXPIRE", f"{built}:clans", self._seconds)])
+        for page in _pages(client().sscan_iter(names, count=SEGMENT_RENEWAL_PAGE)):
+            commands_run([("EXPIRE", f"{built}:{name}", self._seconds) for name in page])
 
     def stop(self) -> None:
         self._stopped.set()
