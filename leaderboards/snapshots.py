@@ -8,10 +8,11 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from matches.models import Clan
-from seasons.models import Season
+from matches.models import Clan, PlayerTotal
+from seasons.models import Season, SeasonState
 from seasons.scoring import composite_sql
 
+from .models import ArchivedStanding
 from .segments import ENTRY_SQL, clan_rule
 
 REBUILD_CHUNK = 20000
@@ -84,6 +85,14 @@ def season_composites(
             if not rows:
                 return
             yield rows
+
+
+def rebuild_size(season: Season) -> int:
+    """How many players a rebuild of the season writes, by the reads above: a closed season's
+    archive, or a live season's totals but those of banned players."""
+    if season.state == SeasonState.CLOSED:
+        return ArchivedStanding.objects.filter(season=season).count()
+    return PlayerTotal.objects.filter(season=season, player__banned_at__isnull=True).count()
 
 
 def rebuilt_segmented(season: Season, from_archive: bool) -> bool:

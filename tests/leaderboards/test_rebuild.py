@@ -6,6 +6,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from audit.models import OperatorAction, OperatorActionKind
@@ -52,6 +53,25 @@ def test_the_rebuilds_heartbeat_stops_with_it():
     assert threading.active_count() == before
 
 
+def test_a_segment_set_the_first_chunk_wrote_outlives_a_rebuild_longer_than_its_ttl(monkeypatch):
+    # The TTL of a build's keys, 3 s here, renewed every second by the heartbeat: a chunk
+    # renews only the segment sets it wrote, so the first chunk's must be kept alive by it.
+    monkeypatch.setattr(writes, "REBUILD_TTL_SECONDS", 3)
+
+    def chunks():
+        yield [("a", 2, "1|country:DE")]
+        time.sleep(4.5)
+        yield [("b", 1, "1|country:FR")]
+
+    size = store.rebuild_standings(9, chunks, worsening=False, segmented=True)
+
+    standings = store.season_keys(9).standings
+    assert size == 2
+    assert store.client().zrange(f"{standings}:country:DE", 0, -1) == ["a"]
+    assert store.client().zrange(f"{standings}:country:FR", 0, -1) == ["b"]
+    assert store.client().ttl(f"{standings}:country:DE") == -1  # the swap made it live for good
+
+
 @pytest.fixture
 def closed(post_scores):
     """A season closed with three players; p1 first."""
@@ -89,3 +109,20 @@ def test_an_operator_rebuild_of_a_closed_season_rebuilds_it_from_its_archive(
     assert list(
         OperatorAction.objects.filter(action=OperatorActionKind.REBUILD).values_list("details")
     ) == [({"players": 3, "from": "archive"},)]
+
+
+def test_the_rebuild_commands_progress_counts_only_the_players_it_writes(
+    post_scores, season, capsys, django_capture_on_commit_callbacks
+):
+    for player, points in (("p1", 30), ("p2", 20), ("p3", 10)):
+        assert (
+            post_scores({"player_id": player, "points": points, "match_id": "m"}).status_code == 201
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="p1", reason="cheat")
+
+    call_command("rebuild_leaderboard", board=season.board.slug, season=season.slug)
+
+    progress = capsys.readouterr().err
+    assert "2/2" in progress
+    assert "100%" in progress

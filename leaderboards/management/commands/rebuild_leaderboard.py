@@ -5,7 +5,7 @@ from tqdm import tqdm
 
 from config.building_blocks.errors import DomainError
 from leaderboards.services import season_rebuild_by_operator
-from matches.models import PlayerTotal
+from leaderboards.snapshots import rebuild_size
 from seasons.locks import SeasonBusy
 from seasons.models import DEFAULT_BOARD
 from seasons.selectors import season_get
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
-        expected = PlayerTotal.objects.filter(season=season).count()
+        expected = rebuild_size(season)
         with tqdm(
             total=expected,
             unit="player",
