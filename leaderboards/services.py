@@ -286,19 +286,26 @@ def player_standings_refresh(*, player_id: str) -> int:
     # Taken before the totals are read: a correction stamped later may be missing from them,
     # and its value wins (see _standings_stamp).
     stamp = _standings_stamp()
-    totals = list(
-        PlayerTotal.objects.filter(player_id=player_id)
-        .exclude(season__state=SeasonState.CLOSED)
-        .select_related("season__board", "player")
+    every_total = list(
+        PlayerTotal.objects.filter(player_id=player_id).select_related("season__board", "player")
     )
-    if not totals:
+    totals = [total for total in every_total if total.season.state != SeasonState.CLOSED]
+    # A closed season's standings are its archive, which a ban no longer changes; but a player
+    # banned while it ran is still marked banned in its keys, and once unbanned its reads
+    # answer by the archive again (ranked there or not), never "banned".
+    closed = {
+        t.season_id: t.season.shards for t in every_total if t.season.state == SeasonState.CLOSED
+    }
+    if not every_total:
         return 0
     season_ids = [total.season_id for total in totals]
     seasons = {total.season_id: total.season.shards for total in totals}
-    if totals[0].player.banned_at_time(timezone.now()):
+    if every_total[0].player.banned_at_time(timezone.now()):
         store.players_ban(seasons, player_id)
         return len(totals)
-    store.players_unban(seasons, player_id)
+    store.players_unban({**seasons, **closed}, player_id)
+    if not totals:
+        return 0
     entries = _entries_by_season(
         {total.season_id: total.season.board for total in totals}, [player_id]
     )

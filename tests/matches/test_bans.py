@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from audit.models import OperatorAction
 from config.building_blocks.errors import InvalidInput
-from leaderboards import store
+from leaderboards import closing, store
 from matches.models import MatchResult, Player, PlayerTotal
-from matches.services import player_ban, players_unban_expired
+from matches.services import player_ban, player_unban, players_unban_expired
 from matches.tasks import unban_expired_players
 
 pytestmark = pytest.mark.django_db
@@ -210,3 +210,24 @@ def test_the_results_list_shows_whether_each_result_counted(
         ("m2", False),
     ]
     assert PlayerTotal.objects.get(player_id="cheat").points == 90
+
+
+def test_after_an_unban_a_closed_season_answers_by_its_archive_not_banned(
+    client, post_scores, season, django_capture_on_commit_callbacks
+):
+    post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
+    post_scores({"player_id": "fair", "points": 50, "match_id": "m1"})
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="cheat", reason="aimbot")
+    closing.season_close(season=season, force=True, now=season.ends_at + timedelta(days=1))
+    banned = client.get("/api/v1/leaderboard/players/cheat?season=s1")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        player_unban(player_id="cheat", reason="appeal")
+    after = client.get("/api/v1/leaderboard/players/cheat?season=s1")
+    fair = client.get("/api/v1/leaderboard/players/fair?season=s1")
+
+    assert (banned.status_code, banned.json()["error"]["code"]) == (404, "player_banned")
+    # Banned when the season closed, so not in its archive: not ranked there, but not banned.
+    assert (after.status_code, after.json()["error"]["code"]) == (404, "player_not_ranked")
+    assert (fair.status_code, fair.json()["rank"]) == (200, 1)
