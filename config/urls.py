@@ -7,6 +7,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.building_blocks import health
 
+# The admin's own name on every page, not Django's ("Django administration").
+admin.site.site_header = "Leaderboard administration"
+admin.site.site_title = "Leaderboard admin"
+admin.site.index_title = "Boards, seasons, players and keys"
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("", include("leaderboards.readiness")),

@@ -25,6 +25,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
 
+from config.building_blocks.admin import in_zones
 from matches.models import MatchResult, PendingStanding
 from seasons.models import Board, Season, SeasonState
 from seasons.selectors import season_current, season_next
@@ -57,8 +58,26 @@ class BoardHealth:
     last_close_took: timedelta | None
 
     @property
+    def running_ends(self) -> str:
+        return in_zones(self.running.ends_at if self.running else None, self._zone)
+
+    @property
+    def upcoming_starts(self) -> str:
+        return in_zones(self.upcoming.starts_at if self.upcoming else None, self._zone)
+
+    @property
+    def last_closed(self) -> str:
+        return in_zones(self.last_close.closed_at if self.last_close else None, self._zone)
+
+    @property
+    def _zone(self) -> str:
+        return self.board.schedule_timezone
+
+    @property
     def last_close_seconds(self) -> str:
-        return f"{self.last_close_took.total_seconds():.1f}" if self.last_close_took else ""
+        # A close that took no measurable time took 0.0 s: only a missing duration is blank.
+        took = self.last_close_took
+        return "" if took is None else f"{took.total_seconds():.1f}"
 
 
 def _minute_counts(now: datetime) -> list[dict[int, int]]:

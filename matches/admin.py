@@ -17,7 +17,7 @@ from django.utils.html import format_html
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from config.building_blocks.admin import LargeTableAdmin, ReadOnlyAdmin
+from config.building_blocks.admin import LargeTableAdmin, ReadOnlyAdmin, counted
 from config.building_blocks.errors import Conflict
 
 from .corrections import result_void
@@ -112,6 +112,23 @@ def _changelist_of(model: type, player_id: str) -> str:
     return f"{url}?{urlencode({'q': player_id})}"
 
 
+class BanFilter(admin.SimpleListFilter):
+    """ "Banned" or "Not banned", in the operator's words (not "banned at: empty")."""
+
+    title = "ban"
+    parameter_name = "banned"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("yes", "Banned"), ("no", "Not banned")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Player]) -> QuerySet[Player]:
+        if self.value() == "yes":
+            return queryset.filter(banned_at__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(banned_at__isnull=True)
+        return queryset
+
+
 @admin.register(Player)
 class PlayerAdmin(LargeTableAdmin):
     list_display = (
@@ -122,7 +139,7 @@ class PlayerAdmin(LargeTableAdmin):
         "banned_until",
         "created_at",
     )
-    list_filter = (("banned_at", admin.EmptyFieldListFilter),)
+    list_filter = (BanFilter,)
     readonly_fields = (
         "ban_status",
         "banned_at",
@@ -137,6 +154,10 @@ class PlayerAdmin(LargeTableAdmin):
     )
     actions = ["ban", "unban"]
     change_form_template = "admin/matches/player/change_form.html"
+
+    def has_delete_permission(self, request: HttpRequest, obj: Player | None = None) -> bool:
+        # A player is the record of their results (PROTECT): ban them instead.
+        return False
 
     @admin.display(description="Ban")
     def ban_status(self, player: Player) -> str:
@@ -246,7 +267,9 @@ class PlayerAdmin(LargeTableAdmin):
                     until=form.cleaned_data["until"],
                     actor=request.user,
                 )
-            self.message_user(request, f"Banned {len(players)} player(s).", messages.SUCCESS)
+            self.message_user(
+                request, f"Banned {counted(len(players), 'player')}.", messages.SUCCESS
+            )
             return None
         return _confirm(
             self,
@@ -270,7 +293,9 @@ class PlayerAdmin(LargeTableAdmin):
                 player_unban(
                     player_id=player_id, reason=form.cleaned_data["reason"], actor=request.user
                 )
-            self.message_user(request, f"Unbanned {len(players)} player(s).", messages.SUCCESS)
+            self.message_user(
+                request, f"Unbanned {counted(len(players), 'player')}.", messages.SUCCESS
+            )
             return None
         return _confirm(
             self,
@@ -324,7 +349,7 @@ class MatchResultAdmin(ReadOnlyAdmin):
                     )
                 except Conflict as exc:
                     refused.append(exc.message)
-            self.message_user(request, f"Voided {voided} result(s).", messages.SUCCESS)
+            self.message_user(request, f"Voided {counted(voided, 'result')}.", messages.SUCCESS)
             for message in refused:
                 self.message_user(request, message, messages.ERROR)
             return None

@@ -2,6 +2,7 @@
 action declares the permission its effect needs (docs/operations.md, "Who may do what")."""
 
 import io
+from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
@@ -13,12 +14,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from config.building_blocks.admin import confirm_first
+from config.building_blocks.admin import confirm_first, counted, in_zones
 from config.building_blocks.errors import Conflict
 
 from .archive_exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
-from .models import Board, RewardTier, Season, SeasonState
+from .models import Board, RewardTier, ScheduleKind, Season, SeasonState
 from .operator_actions import (
     board_publish,
     board_save,
@@ -26,7 +27,9 @@ from .operator_actions import (
     season_close_now,
     season_save,
 )
+from .planning import board_seasons_plan
 from .previews import season_rewards_preview
+from .selectors import season_current
 
 # Players per page of the rewards preview.
 PREVIEW_PAGE = 100
@@ -167,7 +170,7 @@ class BoardAdmin(admin.ModelAdmin):
     )
     def publish(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
         changed = sum(board_publish(board=b, hidden=False, actor=request.user) for b in queryset)
-        self.message_user(request, f"Published {changed} board(s).", messages.SUCCESS)
+        self.message_user(request, f"Published {counted(changed, 'board')}.", messages.SUCCESS)
 
     @admin.action(
         description="Hide: take these boards off every public list, page and read",
@@ -182,10 +185,21 @@ class BoardAdmin(admin.ModelAdmin):
     )
     def hide(self, request: HttpRequest, queryset: QuerySet[Board]) -> None:
         changed = sum(board_publish(board=b, hidden=True, actor=request.user) for b in queryset)
-        self.message_user(request, f"Hid {changed} board(s).", messages.SUCCESS)
+        self.message_user(request, f"Hid {counted(changed, 'board')}.", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Board, form: object, change: bool) -> None:
         board_save(board=obj, actor=request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Board | None = None) -> bool:
+        # A board with seasons is protected by them: delete its unused seasons first, or hide it.
+        if obj is not None and obj.seasons.exists():
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # per board, from its page (see above)
+        return actions
 
     def save_formset(
         self, request: HttpRequest, form: object, formset: BaseInlineFormSet, change: bool
@@ -196,6 +210,56 @@ class BoardAdmin(admin.ModelAdmin):
         else:
             super().save_formset(request, form, formset, change)
 
+    def save_related(
+        self, request: HttpRequest, form: Any, formsets: list[BaseInlineFormSet], change: bool
+    ) -> None:
+        super().save_related(request, form, formsets, change)
+        # A scheduled board gets its running and next seasons now, not at the planner's next
+        # tick; after the seasons typed in the form, which the plan fits around.
+        if form.instance.schedule != ScheduleKind.NONE:
+            board_seasons_plan(board=form.instance)
+        for warning in _tiers_paying_no_one(form.instance):
+            self.message_user(request, warning, messages.WARNING)
+
+
+def _close_outcome(season: Season) -> str:
+    """What closing `season` now would do, as the close-now page says it: how many players its
+    archive would hold and how many of them its reward tiers would pay."""
+    if season.state == SeasonState.CLOSED:
+        return f"{season}: closed already (left as it is)"
+    try:
+        preview = season_rewards_preview(season=season, offset=0, limit=0)
+    except Exception:  # noqa: BLE001 - the question still goes to the operator, without counts
+        return f"{season}: the standings cannot be read now, so how many players is unknown"
+    rewarded = sum(outcome.players for outcome in preview.tiers)
+    return (
+        f"{season}: {counted(preview.players, 'player')} archived, "
+        f"{counted(rewarded, 'player')} rewarded"
+    )
+
+
+def _tiers_paying_no_one(board: Board) -> list[str]:
+    """Warnings for the board's reward tiers that would pay no one if its running season closed
+    now (their ranks won by a tier before them, or past the last player)."""
+    season = season_current(board=board)
+    if season is None or not board.reward_tiers.exists():
+        return []
+    try:
+        preview = season_rewards_preview(season=season, offset=0, limit=0)
+    except Exception:  # noqa: BLE001 - a warning, never a reason to fail the save
+        return []
+    return [
+        f"Reward tier '{outcome.tier.reward_code}' would pay no one if {season.name} closed now "
+        f"({counted(preview.players, 'player')}): "
+        + (
+            "its ranks go to a tier before it."
+            if outcome.covers is not None
+            else "the board has fewer players than its first rank."
+        )
+        for outcome in preview.tiers
+        if not outcome.gets
+    ]
+
 
 @admin.register(Season)
 class SeasonAdmin(admin.ModelAdmin):
@@ -203,8 +267,8 @@ class SeasonAdmin(admin.ModelAdmin):
         "slug",
         "board",
         "name",
-        "starts_at",
-        "ends_at",
+        "starts",
+        "ends",
         "grace_period",
         "status",
         "close_step",
@@ -247,13 +311,28 @@ class SeasonAdmin(admin.ModelAdmin):
             fixed += ("shards",)
         return (*fixed, *self.progress_fields)
 
+    @admin.display(description="Starts (UTC, and in the board's zone)", ordering="starts_at")
+    def starts(self, season: Season) -> str:
+        return in_zones(season.starts_at, season.board.schedule_timezone)
+
+    @admin.display(description="Ends (UTC, and in the board's zone)", ordering="ends_at")
+    def ends(self, season: Season) -> str:
+        return in_zones(season.ends_at, season.board.schedule_timezone)
+
     def save_model(self, request: HttpRequest, obj: Season, form: object, change: bool) -> None:
         season_save(season=obj, actor=request.user)
 
     def has_delete_permission(self, request: HttpRequest, obj: Season | None = None) -> bool:
-        if obj is not None and obj.state != SeasonState.OPEN:
+        # Only an unused future season can go: a started one, or one holding results, is the
+        # record (PROTECT), so delete is not offered where it could only fail.
+        if obj is not None and not obj.unused():
             return False
         return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # per season, from its page (see above)
+        return actions
 
     actions = [
         "rebuild_standings",
@@ -332,13 +411,14 @@ class SeasonAdmin(admin.ModelAdmin):
         )
         self.message_user(
             request,
-            f"Queued a rebuild of {queued} season(s); the swap is atomic.",
+            f"Queued a rebuild of {counted(queued, 'season')}; the swap is atomic.",
             messages.SUCCESS,
         )
         if queued < queryset.count():
             self.message_user(
                 request,
-                f"{queryset.count() - queued} season(s) already had a rebuild queued or running.",
+                f"{counted(queryset.count() - queued, 'season')} already had a rebuild queued "
+                "or running.",
                 messages.WARNING,
             )
 
@@ -353,6 +433,7 @@ class SeasonAdmin(admin.ModelAdmin):
         "given, which cannot be undone, and its board's next season starts now. Closed "
         "seasons among those selected are left as they are.",
         confirm_label="Yes, close them now",
+        describe=lambda season: _close_outcome(season),
     )
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         queued = refused = 0
@@ -365,8 +446,8 @@ class SeasonAdmin(admin.ModelAdmin):
         if queued or not refused:
             self.message_user(
                 request,
-                f"Queued closing of {queued} season(s): each ends at once (no grace period) "
-                "and its board's next season starts; watch the close step column.",
+                f"Queued closing of {counted(queued, 'season')}: each ends at once (no grace "
+                "period) and its board's next season starts; watch the close step column.",
                 messages.SUCCESS,
             )
 

@@ -348,19 +348,28 @@ class Season(models.Model):
         if before["starts_at"] <= timezone.now() or self.state != SeasonState.OPEN:
             raise ValidationError(
                 {
-                    "shards": f"This season has started with {before['shards']} shard(s); the "
-                    "number cannot change while it runs. Set the board's number: the next "
-                    "season takes it."
+                    "shards": f"This season has started (shards: {before['shards']}); the "
+                    "number of shards cannot change while it runs. Set the board's number: "
+                    "the next season takes it."
                 }
             )
         if before["standings_whole_since"] is not None:
             raise ValidationError(
                 {
-                    "shards": f"This season's standings are in Redis already, in "
-                    f"{before['shards']} shard(s) (built by a rebuild); the number cannot "
-                    "change any more. Set the board's number: the next season takes it."
+                    "shards": "This season's standings are in Redis already, built by a "
+                    f"rebuild (shards: {before['shards']}); the number of shards cannot change "
+                    "any more. Set the board's number: the next season takes it."
                 }
             )
+
+    def unused(self) -> bool:
+        """Not started, open, and holding no result: nothing refers to it yet, so it may go."""
+        return (
+            self.state == SeasonState.OPEN
+            and self.starts_at > timezone.now()
+            and not self.results.exists()
+            and not self.totals.exists()
+        )
 
     def scored_since_start(self) -> bool:
         """Whether the season, as saved, has started and has scores (or is closing or closed):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.contrib import admin
 from django.core.paginator import Paginator
@@ -20,6 +22,25 @@ Action = Callable[..., HttpResponse | None]
 
 # Rows a changelist counts exactly; past that it shows an estimate.
 EXACT_COUNT_LIMIT = 10_000
+
+
+def in_zones(moment: datetime | None, zone: str) -> str:
+    """A time as operators read it: "2026-06-08 00:00 UTC", then in the board's own zone when
+    its schedule has one ("(02:00 Europe/Berlin)", with the date when it differs)."""
+    if moment is None:
+        return "–"
+    utc = moment.astimezone(UTC)
+    said = f"{utc:%Y-%m-%d %H:%M} UTC"
+    if zone in ("", "UTC"):
+        return said
+    local = moment.astimezone(ZoneInfo(zone))
+    shown = f"{local:%H:%M}" if local.date() == utc.date() else f"{local:%Y-%m-%d %H:%M}"
+    return f"{said} ({shown} {zone})"
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """ "1 result", "2 results": an admin message's count in words, never "result(s)"."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 class EstimatedCountPaginator(Paginator):
@@ -78,11 +99,16 @@ class ReadOnlyAdmin(LargeTableAdmin):
 
 
 def confirm_first(
-    *, title: str, what_happens: str, confirm_label: str
+    *,
+    title: str,
+    what_happens: str,
+    confirm_label: str,
+    describe: Callable[[Any], str] = str,
 ) -> Callable[[Action], Action]:
     """For admin actions that cannot be undone (close now, ban, rebuild), as Django asks before
-    a delete: the action first answers a page that says what will happen to which rows, with a
-    button that posts it again, confirmed; only then does it run."""
+    a delete: the action first answers a page that says what will happen to which rows (each
+    row as `describe` tells it), with a button that posts it again, confirmed; only then does
+    it run."""
 
     def decorate(action: Action) -> Action:
         @functools.wraps(action)
@@ -101,6 +127,7 @@ def confirm_first(
                     "what_happens": what_happens,
                     "confirm_label": confirm_label,
                     "queryset": queryset,
+                    "described": [describe(row) for row in queryset],
                     "action": action.__name__,
                     "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
                 },

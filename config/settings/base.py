@@ -267,6 +267,8 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_RESET_ON_SUCCESS = True
+# No "AXES: BEGIN version ..." banner on every manage.py call and process start.
+AXES_VERBOSE = False
 # The client's address by the same rule as the rate limits (TRUSTED_PROXIES).
 AXES_CLIENT_IP_CALLABLE = "config.building_blocks.throttles.client_address"
 

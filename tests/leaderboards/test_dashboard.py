@@ -7,13 +7,14 @@ import pytest
 import time_machine
 from django.contrib.auth.models import User
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from leaderboards import store
 from leaderboards.dashboard import boards_health
 from leaderboards.models import ReconciliationRun
 from matches.models import PendingStanding
-from seasons.models import SeasonState
+from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
 
 pytestmark = pytest.mark.django_db
@@ -112,9 +113,29 @@ def test_the_admin_links_the_dashboard_and_shows_it(client, weekly):
     assert 'href="/admin/dashboard/"' in index
     text = page.content.decode()
     assert page.status_code == 200
-    assert "Week 2</a>, ends 2026-06-12 15:00 (2\xa0days, 3\xa0hours left)" in text
-    assert "Week 1, closed 2026-06-03 12:02, took 42.5 s, 1234 players" in text
+    assert "Week 2</a>, ends 2026-06-12 15:00 UTC (2\xa0days, 3\xa0hours left)" in text
+    assert "Week 1, closed 2026-06-03 12:02 UTC, took 42.5 s, 1234 players" in text
 
 
 def test_the_dashboard_is_for_staff_only(client):
     assert client.get("/admin/dashboard/").status_code == 302
+
+
+def test_a_close_that_took_no_measurable_time_reads_zero_seconds(weekly):
+    Season.objects.filter(slug="w1").update(closed_at=F("close_started_at"))
+
+    with time_machine.travel(NOW, tick=False):
+        row = {row.board.slug: row for row in boards_health()}["weekly"]
+
+    assert row.last_close_seconds == "0.0"
+
+
+def test_the_dashboard_says_utc_and_a_boards_own_zone_beside_it(client, weekly):
+    Board.objects.filter(slug="weekly").update(schedule_timezone="Asia/Tokyo")
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
+
+    with time_machine.travel(NOW, tick=False):
+        text = client.get("/admin/dashboard/").content.decode()
+
+    # 15:00 UTC is midnight of the next day in Tokyo: the date is said too.
+    assert "ends 2026-06-12 15:00 UTC (2026-06-13 00:00 Asia/Tokyo)" in text

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.contrib.messages import get_messages
 
 from audit.models import OperatorAction, OperatorActionKind
 from config.building_blocks.errors import Conflict
@@ -222,6 +223,7 @@ def test_the_admin_asks_for_the_reason_then_voids(
         )
 
     assert done.status_code == 302
+    assert "Voided 1 result." in [m.message for m in get_messages(done.wsgi_request)]
     assert result("m1").void_reason == "aimbot"
     assert top(client) == [("cheat", 10)]
     listed = client.get("/admin/matches/matchresult/").content.decode()

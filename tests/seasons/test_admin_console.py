@@ -213,6 +213,8 @@ def test_close_now_asks_first_and_says_what_cannot_be_undone(
     operator, post_scores, season, django_capture_on_commit_callbacks
 ):
     assert post_scores({"player_id": "p1", "points": 5, "match_id": "m"}).status_code == 201
+    assert post_scores({"player_id": "p2", "points": 3, "match_id": "m"}).status_code == 201
+    RewardTier.objects.create(board=season.board, reward_code="gold", rank_from=1, rank_to=1)
     close = {"action": "close_now", "_selected_action": [season.pk]}
 
     asked = operator.post("/admin/seasons/season/", close)
@@ -222,6 +224,45 @@ def test_close_now_asks_first_and_says_what_cannot_be_undone(
 
     assert asked.status_code == 200
     assert "cannot be undone" in asked.content.decode()
+    assert f"{season}: 2 players archived, 1 player rewarded" in asked.content.decode()
     assert still_open == SeasonState.OPEN
     assert done.status_code == 302
     assert Season.objects.get(pk=season.pk).state == SeasonState.CLOSED
+
+
+def test_a_reward_tier_that_would_pay_no_one_is_saved_with_a_warning(operator, post_scores, season):
+    for player, points in (("p1", 30), ("p2", 20), ("p3", 10)):
+        posted = post_scores({"player_id": player, "points": points, "match_id": "m"})
+        assert posted.status_code == 201
+    board = season.board
+    form = {
+        "slug": board.slug,
+        "name": board.name,
+        "score_operator": board.score_operator,
+        "sort_order": board.sort_order,
+        "max_points_per_result": "",
+        "schedule": "none",
+        "schedule_cron": "",
+        "schedule_timezone": "UTC",
+        "season_grace_period": "01:00:00",
+        "keep_closed_standings_days": "7",
+        "reward_tiers-TOTAL_FORMS": "2",
+        "reward_tiers-INITIAL_FORMS": "0",
+        "reward_tiers-0-reward_code": "podium",
+        "reward_tiers-0-rank_from": "1",
+        "reward_tiers-0-rank_to": "3",
+        "reward_tiers-1-reward_code": "top-ten-percent",
+        "reward_tiers-1-top_percent": "10",
+        "seasons-TOTAL_FORMS": "0",
+        "seasons-INITIAL_FORMS": "0",
+    }
+
+    saved = operator.post(f"/admin/seasons/board/{board.pk}/change/", form, follow=True)
+
+    said = [str(m) for m in saved.context["messages"]]
+    assert saved.status_code == 200
+    assert RewardTier.objects.filter(board=board).count() == 2
+    assert (
+        "Reward tier 'top-ten-percent' would pay no one if "
+        f"{season.name} closed now (3 players): its ranks go to a tier before it."
+    ) in said

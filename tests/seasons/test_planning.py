@@ -6,6 +6,7 @@ from threading import Barrier
 
 import pytest
 import time_machine
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection
 
@@ -210,3 +211,34 @@ def test_a_schedule_with_a_window_too_long_for_a_season_is_not_planned_at_all(db
 
     assert planned == 0
     assert not Season.objects.filter(board=board).exists()
+
+
+@pytest.mark.django_db
+def test_a_scheduled_board_saved_in_the_admin_has_its_seasons_at_once(client):
+    client.force_login(User.objects.create_superuser("operator", "op@example.com", "pw"))
+    form = {
+        "slug": "weekly-cup",
+        "name": "Weekly cup",
+        "score_operator": "sum",
+        "sort_order": "highest_first",
+        "max_points_per_result": "",
+        "schedule": "weekly",
+        "schedule_cron": "",
+        "schedule_timezone": "UTC",
+        "season_grace_period": "01:00:00",
+        "keep_closed_standings_days": "7",
+        "reward_tiers-TOTAL_FORMS": "0",
+        "reward_tiers-INITIAL_FORMS": "0",
+        "seasons-TOTAL_FORMS": "0",
+        "seasons-INITIAL_FORMS": "0",
+    }
+
+    with time_machine.travel(datetime(2026, 6, 10, 12, tzinfo=UTC), tick=False):
+        created = client.post("/admin/seasons/board/add/", form)
+
+    assert created.status_code == 302, created.content.decode()[:2000]
+    seasons = Season.objects.filter(board__slug="weekly-cup").order_by("starts_at")
+    assert [(s.starts_at, s.ends_at) for s in seasons] == [
+        (datetime(2026, 6, 8, tzinfo=UTC), datetime(2026, 6, 15, tzinfo=UTC)),
+        (datetime(2026, 6, 15, tzinfo=UTC), datetime(2026, 6, 22, tzinfo=UTC)),
+    ]

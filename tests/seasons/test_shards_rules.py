@@ -62,7 +62,7 @@ def test_the_number_of_a_running_season_cannot_change():
         running.full_clean()
 
     assert "shards" in refused.value.message_dict
-    assert "started with 1 shard" in refused.value.message_dict["shards"][0]
+    assert "has started (shards: 1)" in refused.value.message_dict["shards"][0]
     assert Season.objects.get(pk=running.pk).shards == 1
 
 
