@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import URLValidator
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -170,9 +171,18 @@ class ScoresView(APIView):
         return Response([_result_out(o) for o in outcomes], status=status.HTTP_200_OK)
 
 
+# The pages load avatars over https only (their Content-Security-Policy, CSP_AVATAR_SOURCES):
+# an address they could not show is refused here rather than drawn as a broken image.
+avatar_url_validator = URLValidator(
+    schemes=["https"], message="Enter an https:// address: the pages show no other avatars."
+)
+
+
 class PlayerIn(StrictSerializer):
     display_name = StrictCharField(required=False, max_length=100, allow_blank=True)
-    avatar_url = serializers.URLField(required=False, max_length=500, allow_blank=True)
+    avatar_url = serializers.URLField(
+        required=False, max_length=500, allow_blank=True, validators=[avatar_url_validator]
+    )
     clan = StrictCharField(
         required=False,
         allow_null=True,

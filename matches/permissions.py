@@ -43,6 +43,14 @@ class GameServerKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[Any, GameServer] | None:
         key = self.key_parser.get(request)
         if not key:
+            # A key sent with another scheme (many clients' default is Bearer) is not "no
+            # credentials": say which scheme this service expects.
+            scheme = request.META.get("HTTP_AUTHORIZATION", "").split(" ", 1)[0]
+            if scheme:
+                raise exceptions.AuthenticationFailed(
+                    f"Send the game-server key as 'Authorization: Api-Key <key>'; the "
+                    f"'{scheme[:20]}' scheme is not accepted."
+                )
             return None
         digest = hashlib.sha256(key.encode()).hexdigest()
         hit = verified_keys_cache.get_or_build(digest, lambda: _verify(key))

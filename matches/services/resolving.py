@@ -47,13 +47,13 @@ def resolve(
         slug = result.board or DEFAULT_BOARD
         if slug not in boards:
             raise NotFound(
-                f"{item_prefix(index, batch)}unknown board '{slug}'.",
+                f"{item_prefix(index, batch)}Unknown board '{slug}'.",
                 code="board_not_found",
                 details=item_details(index, batch),
             )
         if allowed_boards is not None and slug not in allowed_boards:
             raise Forbidden(
-                f"{item_prefix(index, batch)}this game-server key may not post to board '{slug}'.",
+                f"{item_prefix(index, batch)}This game-server key may not post to board '{slug}'.",
                 code="board_not_allowed",
                 details=item_details(index, batch),
             )
@@ -96,14 +96,14 @@ def resolve(
             season = next((s for s in candidates if s.slug == result.season), None)
             if season is None:
                 raise NotFound(
-                    f"{item_prefix(index, batch)}board '{board.slug}' has no season "
+                    f"{item_prefix(index, batch)}Board '{board.slug}' has no season "
                     f"'{result.season}'.",
                     code="season_not_found",
                     details=item_details(index, batch),
                 )
             if not season.holds(ended_at):
                 refusal = Conflict(
-                    f"{item_prefix(index, batch)}the result ended outside season "
+                    f"{item_prefix(index, batch)}The result ended outside season "
                     f"'{season.slug}' ({season.starts_at.isoformat()} to "
                     f"{season.ends_at.isoformat()}).",
                     code="season_closed",
@@ -113,7 +113,7 @@ def resolve(
             season = next((s for s in candidates if s.holds(ended_at)), None)
             if season is None:
                 refusal = Conflict(
-                    f"{item_prefix(index, batch)}board '{board.slug}' has no season running at "
+                    f"{item_prefix(index, batch)}Board '{board.slug}' has no season running at "
                     f"{ended_at.isoformat()}.",
                     code="no_active_season",
                     details=item_details(index, batch),
@@ -124,7 +124,7 @@ def resolve(
             and (season.state != SeasonState.OPEN or now >= season.accepts_until)
         ):
             refusal = Conflict(
-                f"{item_prefix(index, batch)}season '{season.slug}' is closed to new results.",
+                f"{item_prefix(index, batch)}Season '{season.slug}' is closed to new results.",
                 code="season_closed",
                 details=item_details(index, batch),
             )

@@ -55,7 +55,7 @@ def results_record(
     for index, result in enumerate(results):
         if result.ended_at is not None and result.ended_at > now + skew:
             raise InvalidInput(
-                f"{item_prefix(index, batch)}ended_at may not be in the future.",
+                f"{item_prefix(index, batch)}The result's ended_at may not be in the future.",
                 details={
                     **(item_details(index, batch) or {}),
                     "fields": {"ended_at": ["In the future."]},
@@ -123,7 +123,7 @@ def _first_of_each_result(items: list[Item], batch: bool) -> dict[ResultKey, Ite
             first_of[item.key] = item
         elif first_of[item.key].result.points != item.result.points:
             raise Conflict(
-                f"{item_prefix(item.index, batch)}match '{item.result.match_id}' already has a "
+                f"{item_prefix(item.index, batch)}Match '{item.result.match_id}' already has a "
                 f"different result for player '{item.result.player_id}' in this request.",
                 code="conflict",
                 details=item_details(item.index, batch),

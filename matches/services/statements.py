@@ -240,7 +240,7 @@ def stored_results(
         stored = found[key]
         if stored.points != item.result.points:
             raise Conflict(
-                f"{item_prefix(item.index, batch)}match '{item.result.match_id}' already has "
+                f"{item_prefix(item.index, batch)}Match '{item.result.match_id}' already has "
                 f"a different result ({stored.points} points) for player "
                 f"'{item.result.player_id}'.",
                 code="conflict",

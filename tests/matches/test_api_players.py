@@ -42,6 +42,8 @@ def test_a_game_server_creates_then_updates_a_profile(
         ("/api/v1/players/bad%20id", {"display_name": "x"}),
         ("/api/v1/players/p1", {"display_name": "x" * 101}),
         ("/api/v1/players/p1", {"avatar_url": "not a url"}),
+        # The pages load avatars over https only: an http one would show as a broken image.
+        ("/api/v1/players/p1", {"avatar_url": "http://img.example/a.png"}),
         ("/api/v1/players/p1", {"display_name": 5}),
         ("/api/v1/players/p1", {"nickname": "x"}),
     ],
@@ -51,6 +53,18 @@ def test_bad_profiles_are_rejected(server, db, path, body):
 
     assert response.status_code == 400
     assert response.json()["error"]["code"] in ("validation_error", "invalid_player_id")
+    assert Player.objects.count() == 0
+
+
+def test_an_http_avatar_is_refused_with_the_reason(server, db):
+    response = server.put(
+        "/api/v1/players/p1", {"avatar_url": "http://img.example/a.png"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"] == {
+        "avatar_url": ["Enter an https:// address: the pages show no other avatars."]
+    }
     assert Player.objects.count() == 0
 
 

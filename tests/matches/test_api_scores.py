@@ -113,6 +113,21 @@ def test_writes_need_a_valid_game_server_key(client, season, headers):
     assert nothing_written()
 
 
+def test_a_key_sent_as_a_bearer_token_is_told_which_scheme_to_use(client, season, api_key):
+    response = client.post(
+        "/api/v1/scores",
+        {"player_id": "p1", "points": 5, "match_id": "m"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {api_key}",
+    )
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+    assert "Authorization: Api-Key <key>" in response.json()["error"]["message"]
+    assert "'Bearer'" in response.json()["error"]["message"]
+    assert nothing_written()
+
+
 def test_a_revoked_key_fails_at_once(client, season, api_key):
     from matches.models import GameServer
 
@@ -433,3 +448,23 @@ def test_players_of_a_batch_are_created_once_each(post_scores, season):
     assert response.status_code == 200
     assert sorted(Player.objects.values_list("player_id", flat=True)) == ["a", "b"]
     assert dict(PlayerTotal.objects.values_list("player_id", "points")) == {"a": 3, "b": 3}
+
+
+def test_writes_and_reads_name_an_unknown_board_in_one_voice(client, server, season):
+    written = server.post(
+        "/api/v1/scores",
+        {"board": "nope", "player_id": "p1", "points": 5, "match_id": "m"},
+        format="json",
+    )
+    batch = server.post(
+        "/api/v1/scores",
+        [{"board": "nope", "player_id": "p1", "points": 5, "match_id": "m"}],
+        format="json",
+    )
+    read = client.get("/api/v1/leaderboard/top?board=nope")
+
+    assert [r.status_code for r in (written, batch, read)] == [404, 404, 404]
+    assert written.json()["error"]["message"] == read.json()["error"]["message"]
+    assert read.json()["error"]["message"] == "Unknown board 'nope'."
+    assert batch.json()["error"]["message"] == "Item 0: Unknown board 'nope'."
+    assert nothing_written()
