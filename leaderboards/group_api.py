@@ -1,5 +1,5 @@
-"""Public reads of groups of players: a player's friends ranked among themselves, the clan board
-and a clan with its members ranked within it."""
+"""Public reads of groups of players: a player's friends ranked among themselves, the clan board,
+a clan with its members ranked within it, and the players a search by name finds."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.building_blocks.api import PLAYER_ID_PATH
+from config.building_blocks.api import PLAYER_ID_PATH, SEASON_QUERY
 from config.building_blocks.errors import InvalidInput, NotFound
 from config.building_blocks.player_ids import check_player_id
 from config.building_blocks.segments import CLAN_ID_PATTERN, clan_id_allowed
 
-from . import clans, friends
+from . import clans, friends, search
 from .api import (
     AROUND_RANGES,
+    BOARD_QUERY,
     TOP_RANGES,
     WHOLE_BOARD_PARAMS,
     EntryOut,
@@ -25,6 +26,7 @@ from .api import (
     query_season,
     read_query,
 )
+from .search import CANDIDATES, QUERY_MAX_LENGTH
 
 
 class FriendEntryOut(EntryOut):
@@ -158,3 +160,64 @@ class ClanStandingView(StandingsReadView):
             rank_style=query["rank_style"],
         )
         return Response(ClanStandingOut(standing).data)
+
+
+class FoundPlayerOut(serializers.Serializer):
+    player_id = serializers.CharField()
+    display_name = serializers.CharField()
+    avatar_url = serializers.CharField()
+    rank = serializers.IntegerField(allow_null=True, help_text="Null: no score in the season.")
+    points = serializers.IntegerField(allow_null=True)
+
+
+class PlayerSearchOut(serializers.Serializer):
+    query = serializers.CharField()
+    board = serializers.CharField()
+    season = serializers.CharField()
+    players = FoundPlayerOut(many=True)
+    next_offset = serializers.IntegerField(
+        allow_null=True, help_text="The next page's offset; null after the last."
+    )
+
+
+SEARCH_RANGES = {
+    "offset": QueryInteger(0, 0, CANDIDATES, "Players skipped, "),
+    "limit": QueryInteger(10, 1, 50, "Players listed, "),
+}
+_SEARCH_QUERY = OpenApiParameter(
+    "search",
+    {"type": "string", "minLength": 1, "maxLength": QUERY_MAX_LENGTH},
+    required=True,
+    description="The start of a display name, any case (or a player's exact id).",
+)
+
+
+class PlayerSearchView(StandingsReadView):
+    @extend_schema(
+        parameters=[
+            _SEARCH_QUERY,
+            BOARD_QUERY,
+            SEASON_QUERY,
+            *integer_parameters(SEARCH_RANGES),
+        ],
+        responses=PlayerSearchOut,
+        summary="Players by name: a case-insensitive prefix, ranked by relevance, then by rank",
+        description="An exact name first, then an exact player id, then names that start with "
+        "the query; within each, the better ranked on the board's season (the running one by "
+        f"default) first. Among the first {CANDIDATES} names that share the prefix, in a page "
+        "of `limit`: `next_offset` is the next page's.",
+    )
+    def get(self, request: Request) -> Response:
+        wanted = request.query_params.get("search", "")
+        if not 1 <= len(wanted) <= QUERY_MAX_LENGTH or not wanted.isprintable():
+            raise InvalidInput(
+                f"search must be 1-{QUERY_MAX_LENGTH} printable characters: the start of a "
+                "display name.",
+                details={"search": wanted[:QUERY_MAX_LENGTH]},
+            )
+        query = read_query(request.query_params, **SEARCH_RANGES)
+        season = query_season(query)
+        found = search.players_search(
+            query=wanted, season=season, offset=query["offset"], limit=query["limit"]
+        )
+        return Response(PlayerSearchOut(found).data)

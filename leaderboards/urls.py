@@ -3,6 +3,7 @@ from django.urls import path
 from . import api, group_api
 
 urlpatterns = [
+    path("players", group_api.PlayerSearchView.as_view(), name="player-search"),
     path("players/<str:player_id>/seasons", api.PlayerSeasonsView.as_view(), name="player-seasons"),
     path("seasons/<slug:slug>/rewards", api.SeasonRewardsView.as_view(), name="season-rewards"),
     path("leaderboard/top", api.TopView.as_view(), name="leaderboard-top"),

@@ -3,10 +3,11 @@
 from datetime import datetime
 
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import BrinIndex
+from django.contrib.postgres.indexes import BrinIndex, OpClass
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 from rest_framework_api_key.models import AbstractAPIKey
 
 from config.building_blocks.expressions import EachMatches, NotAmong
@@ -100,6 +101,14 @@ class Player(models.Model):
                 fields=["player_id"], condition=Q(banned_at__isnull=False), name="player_banned"
             ),
             models.Index(fields=["clan"], condition=Q(clan__isnull=False), name="player_clan"),
+            # The search by name (a case-insensitive prefix, LIKE 'abc%' on the lowered name),
+            # over the players who have a name: the write path creates players without one, so
+            # it never pays this index.
+            models.Index(
+                OpClass(Lower("display_name"), name="text_pattern_ops"),
+                condition=~Q(display_name=""),
+                name="player_name_prefix",
+            ),
         ]
 
     def __str__(self) -> str:
