@@ -75,3 +75,13 @@ def season_rewards(
         ],
         "next_offset": offset + limit if len(rows) > limit else None,
     }
+
+
+def rewards_of(*, season: Season, player_ids: list[str], segment: str = "") -> dict[str, str]:
+    """Each of these players' reward code in a closed season (of the whole board, or of one
+    segment), by player; players without a reward are left out."""
+    return dict(
+        SeasonReward.objects.filter(
+            season=season, player_id__in=player_ids, segment=segment
+        ).values_list("player_id", "reward_code")
+    )

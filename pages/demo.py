@@ -1,7 +1,9 @@
 """A simulated game server for `make demo`: posts match results for a few thousand players at a
 steady rate through the REST API of a running `make run`, so the pages move at once.
 
-It creates its own game-server key (revoked when it stops), gives each player a display name
+It creates its own game-server key (revoked when it stops, by Ctrl-C, a SIGTERM or a closed
+terminal; and expiring KEY_LIFETIME after its last renewal, so even a killed demo leaves no key
+active for long), gives each player a display name
 through `PUT /api/v1/players/{id}` the first time they play, then posts batches of results to
 the default board's running season. A few players play far more often than the rest, so the top
 of the board keeps changing hands. Ctrl-C stops it.
@@ -16,9 +18,11 @@ import itertools
 import logging
 import os
 import random
+import signal
 import sys
 import time
 import uuid
+from datetime import timedelta
 
 import django
 import httpx
@@ -75,25 +79,52 @@ def display_name(index: int) -> str:
     return f"{adjective} {noun} {index}"
 
 
+# How long the demo's key stays valid after each renewal (every KEY_RENEWAL while it runs).
+KEY_LIFETIME = timedelta(minutes=10)
+KEY_RENEWAL = timedelta(minutes=1)
+
+
 def create_key(name: str) -> tuple[object, str]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     django.setup()
     # Django's logging set-up would print every request of the HTTP client.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # A model may be imported only once Django is set up, which this script does just above.
+    from django.utils import timezone
+
     from matches.models import GameServer
 
-    return GameServer.objects.create_key(name=name)
+    return GameServer.objects.create_key(name=name, expiry_date=timezone.now() + KEY_LIFETIME)
+
+
+def renew_key(key_record: object) -> None:
+    from django.utils import timezone
+
+    key_record.expiry_date = timezone.now() + KEY_LIFETIME  # type: ignore[attr-defined]
+    key_record.save(update_fields=["expiry_date"])  # type: ignore[attr-defined]
+
+
+def _stop(signum: int, frame: object) -> None:
+    """A SIGTERM or a closed terminal stops the demo as Ctrl-C does: its key is revoked."""
+    raise KeyboardInterrupt
 
 
 def wait_for_server(api: httpx.Client, seconds: float) -> None:
     deadline = time.monotonic() + seconds
+    told = False
     while True:
         try:
             if api.get("/healthz").status_code == 200:
                 return
         except httpx.TransportError:
             pass
+        if not told:
+            print(
+                f"demo: waiting up to {seconds:.0f} s for a server at {api.base_url} "
+                "(start `make run` in another terminal)",
+                flush=True,
+            )
+            told = True
         if time.monotonic() >= deadline:
             sys.exit(f"No server answers at {api.base_url}: start `make run` in another terminal.")
         time.sleep(0.5)
@@ -124,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     print(f"demo: {args.players} players, {args.rate:g} batches/s of {args.batch} to {url}")
     print(f"demo: open {url}/ and watch the board move; Ctrl-C stops")
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    renewed = time.monotonic()
     try:
         with httpx.Client(base_url=url, headers=headers, timeout=10) as api:
             wait_for_server(api, 60)
@@ -151,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                 if batches % int(max(1, args.rate * 10)) == 0:
                     elapsed = time.monotonic() - started
                     print(f"demo: {posted:,} results in {elapsed:.0f} s ({posted / elapsed:.0f}/s)")
+                if time.monotonic() - renewed >= KEY_RENEWAL.total_seconds():
+                    renew_key(key_record)
+                    renewed = time.monotonic()
                 # A steady rate: no burst to catch up after a slow answer.
                 next_at = max(next_at + 1 / args.rate, time.monotonic() - 1)
                 time.sleep(max(0.0, next_at - time.monotonic()))

@@ -17,7 +17,8 @@ from config.building_blocks.player_ids import player_id_allowed
 from config.building_blocks.segments import clan_id_allowed
 from leaderboards.clans import clan_standing, clans_top
 from leaderboards.friends import player_friends_view
-from leaderboards.history import player_history
+from leaderboards.history import player_history, rewards_of
+from leaderboards.search import players_search
 from leaderboards.segments import segment_parse
 from leaderboards.selectors import player_around, player_standing, season_segments
 from leaderboards.top_answers import leaderboard_top
@@ -111,9 +112,22 @@ def board_page(
     pages = max(1, -(-top["total_players"] // PAGE_SIZE))
     if page > pages:
         raise NotFound(f"Page {page} is past the last page ({pages}).", code="page_not_found")
+    rewarded = season.state == SeasonState.CLOSED
+    if rewarded:
+        # A closed season's page shows what each player won, as their own page does.
+        codes = rewards_of(
+            season=season,
+            player_ids=[e["player_id"] for e in top["entries"]],
+            segment=segment or "",
+        )
+        top = {
+            **top,
+            "entries": [{**e, "reward": codes.get(e["player_id"], "")} for e in top["entries"]],
+        }
     return {
         **_board_and_seasons(season, now),
         "top": top,
+        "rewarded": rewarded,
         "friends": None,
         "segment": segment,
         "segments": season_segments(season),
@@ -210,3 +224,21 @@ def player_page(*, player_id: str, now: datetime | None = None) -> dict[str, Any
         "history": player_history(player_id=player_id),
         "around_n": AROUND,
     }
+
+
+SEARCH_PAGE = 20
+
+
+def player_search_page(*, query: str) -> dict[str, Any]:
+    """The players the lookup box's text may mean (a name's start, any case, or an exact id),
+    ranked on the default board's running season; `only` is the one to go to straight away:
+    an exact id, or the single player found."""
+    season = season_for_read(board_slug=None, season_slug=None)
+    found = players_search(query=query, season=season, offset=0, limit=SEARCH_PAGE)
+    players = found["players"]
+    exact = next((p["player_id"] for p in players if p["player_id"] == query), None)
+    only = exact or (players[0]["player_id"] if len(players) == 1 else None)
+    if only is None and not players and player_id_allowed(query):
+        # No name starts so: an id, as the box always took (its page says if nobody has it).
+        only = query
+    return {"query": query, "season": season, "found": found, "only": only}

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_safe
 from config.building_blocks.errors import InvalidInput, NotFound
 from config.building_blocks.throttles import pages_wait
 from leaderboards.heals import season_heal_queue_for_read
+from leaderboards.search import QUERY_MAX_LENGTH
 from leaderboards.selectors import SeasonStandingsLost
 from seasons.models import DEFAULT_BOARD
 
@@ -128,11 +129,15 @@ def clan(request: HttpRequest, board: str, clan_id: str) -> HttpResponse:
 
 @page_view
 def player_lookup(request: HttpRequest) -> HttpResponse:
-    """The lookup box is a plain GET form too: its answer is the player's page."""
-    player_id = request.GET.get("player_id", "").strip()
-    if not player_id:
+    """The lookup box is a plain GET form too: a name's start or a player id. One player meant
+    is their page; several are listed, best matches first."""
+    query = request.GET.get("player_id", "").strip()[:QUERY_MAX_LENGTH]
+    if not query:
         return redirect("pages:home")
-    return redirect(_reverse("pages:player", player_id=player_id))
+    context = selectors.player_search_page(query=query)
+    if context["only"] is not None:
+        return redirect(_reverse("pages:player", player_id=context["only"]))
+    return render(request, "pages/search.html", context)
 
 
 @page_view

@@ -461,6 +461,8 @@
 
     function showStanding(standing) {
       setStat("rank", standing.rank === null ? "Not ranked" : `#${grouped(standing.rank)}`);
+      // The chart's caption says where the line ends "now": the live rank, not the last sample.
+      setStat("rank-now", standing.rank === null ? "not ranked" : `#${grouped(standing.rank)}`);
       setStat("points", grouped(standing.points));
       setStat("percentile", percentile(standing.percentile));
       setStat("total_players", grouped(standing.total_players));
@@ -556,7 +558,68 @@
     }
   }
 
+  /* An avatar that cannot load (gone, refused by its host) leaves its letter badge instead of
+     a broken image: images that failed before this script ran, and any that fail later (error
+     events do not bubble, so the document listens in the capture phase). */
+  function avatarsFallBack() {
+    const drop = (image) => {
+      if (image instanceof HTMLImageElement && image.closest(".avatar")) {
+        image.remove();
+      }
+    };
+    document.addEventListener("error", (event) => drop(event.target), true);
+    for (const image of document.querySelectorAll(".avatar img")) {
+      if (image.complete && image.naturalWidth === 0) {
+        drop(image);
+      }
+    }
+  }
+
+  /* Suggestions as you type in the lookup box: players whose name starts with the text (any
+     case), best matches first, from the public search (GET /api/v1/players?search=). Choosing
+     one puts its player id in the box, which then goes straight to their page. */
+  function suggestPlayers() {
+    const input = document.getElementById("lookup-player-id");
+    const list = document.getElementById("player-suggestions");
+    if (!input || !list || !("fetch" in window)) {
+      return;
+    }
+    let timer = null;
+    let asked = "";
+    input.addEventListener("input", () => {
+      window.clearTimeout(timer);
+      const text = input.value.trim();
+      if (text.length < 2 || text === asked) {
+        return;
+      }
+      timer = window.setTimeout(async () => {
+        asked = text;
+        try {
+          const query = new URLSearchParams({ search: text, limit: "8" });
+          const response = await fetch(`/api/v1/players?${query}`);
+          if (!response.ok || input.value.trim() !== text) {
+            return;
+          }
+          const found = await response.json();
+          list.replaceChildren(
+            ...found.players.map((player) => {
+              const option = document.createElement("option");
+              option.value = player.player_id;
+              const rank = player.rank === null ? "" : ` · #${grouped(player.rank)}`;
+              option.label = `${player.display_name}${rank}`;
+              return option;
+            }),
+          );
+        } catch (error) {
+          // No suggestions this time; the box still takes a name or an id.
+        }
+      }, 200);
+    });
+  }
+
   function start() {
+    avatarsFallBack();
+    suggestPlayers();
     if (!("WebSocket" in window)) {
       return;
     }

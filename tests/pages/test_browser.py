@@ -92,6 +92,39 @@ def test_the_home_page_shows_the_top_entries(browser, site, game_server, season,
     assert page.errors == []
 
 
+def test_an_avatar_that_cannot_load_leaves_the_letter_badge(browser, site, game_server, season):
+    board_of(game_server, 3)
+    gone = "https://127.0.0.1:9/gone.png"  # nothing answers there
+    profile = game_server.put("/api/v1/players/p001", json={"avatar_url": gone})
+    assert profile.status_code == 200, profile.text
+
+    page, response = open_page(browser, f"{site.url}/")
+
+    assert gone in response.text()
+    page.wait_for_function(
+        "() => !document.querySelector('tr[data-player-id=\"p001\"] .avatar img')",
+        timeout=PAGE_WAIT_MS,
+    )
+    assert page.inner_text('tr[data-player-id="p001"] .avatar') == "A"
+    assert page.errors == []
+
+
+def test_the_lookup_box_suggests_players_by_name_as_you_type(browser, site, game_server, season):
+    board_of(game_server, 12)
+
+    page, _ = open_page(browser, f"{site.url}/")
+    page.fill("#lookup-player-id", "ad")
+
+    page.wait_for_function(
+        "() => document.querySelectorAll('#player-suggestions option').length > 0",
+        timeout=PAGE_WAIT_MS,
+    )
+    first = page.locator("#player-suggestions option").first
+    assert first.get_attribute("value") == "p001"
+    assert first.get_attribute("label") == "Ada Lovelace · #1"
+    assert page.errors == []
+
+
 def test_a_posted_result_moves_the_row_on_the_open_page_within_two_seconds(
     browser, site, game_server, season, screenshot
 ):
@@ -260,6 +293,7 @@ def test_the_player_page_shows_around_me_history_and_live_rank(
         "() => document.querySelector('[data-stat=\"rank\"]').textContent === '#16'",
         timeout=2_000,
     )
+    assert page.inner_text('.rank-chart [data-stat="rank-now"]') == "#16"
     page.wait_for_function(
         """() => [...document.querySelectorAll('.player-season [data-rows] tr')]
             .map(row => row.dataset.playerId).join() ===

@@ -110,6 +110,9 @@ def test_a_closed_season_is_read_from_its_archive_and_not_live(client, board, se
     assert "final standings" in html
     options = re.findall(r'<option value="([^"]+)"( selected)?>', html)
     assert options == [("s12", ""), ("s11", " selected")]
+    # What each player won, beside their rank; the running season's page has no such column.
+    assert re.findall(r'<td class="reward">([^<]+)</td>', html) == ["gold-cup", "–", "–"]
+    assert 'class="reward"' not in client.get("/boards/global/").content.decode()
 
 
 def test_the_season_picker_form_goes_to_the_seasons_address(client, board, season):
@@ -268,3 +271,24 @@ def test_pages_carry_a_strict_content_security_policy_and_the_api_none(client, s
     assert sorted(page["Content-Security-Policy"].split("; ")) == data.STRICT_POLICY
     assert "Content-Security-Policy" not in api
     assert "Content-Security-Policy" not in admin
+
+
+def test_the_lookup_box_takes_a_name_and_lists_the_players_it_may_mean(client, server, scores):
+    for player_id, name in (("p1", "Crimson Badger"), ("p2", "crimson bee"), ("p3", "Cobalt")):
+        answer = server.put(f"/api/v1/players/{player_id}", {"display_name": name}, format="json")
+        assert answer.status_code in (200, 201)
+    scores({"p1": 10, "p2": 20, "p3": 30})
+
+    several = client.get("/players/?player_id=Crim")
+    one = client.get("/players/?player_id=cob")
+    exact_id = client.get("/players/?player_id=p2")
+    nobody = client.get("/players/?player_id=Nobody+Here")
+
+    html = several.content.decode()
+    assert several.status_code == 200
+    assert re.findall(r'<tr data-player-id="([^"]+)"', html) == ["p2", "p1"]  # by rank
+    assert "Crimson Badger" in html
+    assert one["Location"] == "/players/p3/"
+    assert exact_id["Location"] == "/players/p2/"
+    assert nobody.status_code == 200
+    assert "No player's name starts with “Nobody Here”." in nobody.content.decode()
