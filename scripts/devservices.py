@@ -395,7 +395,8 @@ def main() -> None:
     if args.print_urls:
         base = f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
         print(
-            f"\n  API:      {base}/api/v1/\n  API docs: {base}/api/v1/docs/\n"
+            f"\n  Pages:    {base}/  (the players' leaderboards)\n"
+            f"  API:      {base}/api/v1/\n  API docs: {base}/api/v1/docs/\n"
             f"  Admin:    {base}/admin/  (create a login: .venv/bin/python manage.py "
             "createsuperuser)\n",
             flush=True,

@@ -50,3 +50,15 @@ def test_a_server_whose_directory_is_gone_is_replaced_by_a_working_one(local_ser
         assert client.info("server")["process_id"] != first_pid
         assert client.set("k", "v")
         assert client.get("k") == b"v"
+
+
+def test_make_run_prints_where_the_player_pages_are(capsys, monkeypatch):
+    monkeypatch.setenv("PORT", "8123")
+    monkeypatch.delenv("HOST", raising=False)
+    monkeypatch.setattr("sys.argv", ["devservices.py", "--print-urls"])
+
+    devservices.main()
+
+    printed = capsys.readouterr().out
+    assert "Pages:    http://127.0.0.1:8123/" in printed
+    assert "API docs: http://127.0.0.1:8123/api/v1/docs/" in printed
