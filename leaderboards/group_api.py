@@ -201,6 +201,7 @@ class PlayerSearchView(StandingsReadView):
             *integer_parameters(SEARCH_RANGES),
         ],
         responses=PlayerSearchOut,
+        operation_id="players_search",
         summary="Players by name: a case-insensitive prefix, ranked by relevance, then by rank",
         description="An exact name first, then an exact player id, then names that start with "
         "the query; within each, the better ranked on the board's season (the running one by "

@@ -288,7 +288,8 @@ def test_the_players_table_has_only_the_indexes_a_query_uses(db):
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'matches_player'")
         indexes = sorted(row[0] for row in cursor.fetchall())
 
-    assert indexes == ["matches_player_pkey", "player_banned", "player_clan"]
+    # player_name_prefix: the search by name (leaderboards/search.py), over named players only.
+    assert indexes == ["matches_player_pkey", "player_banned", "player_clan", "player_name_prefix"]
 
 
 def test_a_clans_members_are_found_through_the_clan_members_index(db):
