@@ -60,7 +60,7 @@ def _kind_refused(address: IPAddress) -> str | None:
     mapped = getattr(address, "ipv4_mapped", None)
     if mapped is not None:
         return _kind_refused(mapped)
-    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+    for kind in ("loopback", "link_local", "multicast", "reserved", "unspecified", "private"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     if not address.is_global:

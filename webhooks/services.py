@@ -78,6 +78,7 @@ def webhook_events_emit(
     """One event per `data_pages` item, each with a delivery to every endpoint that wants it,
     in the caller's transaction; returns how many events. The data must be JSON as it is (ids,
     slugs, ISO times): it is sent as written."""
+    event_type = str(event_type)
     if event_type not in SUBSCRIBABLE_TYPES:
         raise ValueError(f"Unknown webhook event type: {event_type!r}")
     now = timezone.now()
