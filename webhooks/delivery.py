@@ -15,7 +15,9 @@ endpoint is a whole process gone from the pool, and a few dead endpoints would t
 process, while a thread waiting on a socket costs almost nothing. The tasks run on a queue of
 their own (`webhooks`), so no endpoint ever delays the mirror. Each endpoint has at most its
 `concurrency` deliveries in flight, counted across every worker: claims take the endpoint's row
-lock (SKIP LOCKED: a worker claiming for it already is left to it).
+lock (SKIP LOCKED: a worker claiming for it already is left to it). When more is due than a
+run has threads, the endpoints take turns, one delivery each, so none waits behind another's
+backlog; a dead endpoint's failures back off exponentially, so it soon takes few threads.
 """
 
 from __future__ import annotations
@@ -77,32 +79,56 @@ def _due(by: datetime) -> Q:
     )
 
 
+def _shares(
+    candidates: dict[WebhookEndpoint, list[WebhookDelivery]], limit: int
+) -> dict[WebhookEndpoint, list[WebhookDelivery]]:
+    """At most `limit` of the candidates, taken one per endpoint in turn, so that when there
+    are more deliveries due than threads every endpoint still gets its turn."""
+    shares: dict[WebhookEndpoint, list[WebhookDelivery]] = {e: [] for e in candidates}
+    waiting = {endpoint: iter(rows) for endpoint, rows in candidates.items()}
+    while waiting and limit > 0:
+        for endpoint, rows in list(waiting.items()):
+            delivery = next(rows, None)
+            if delivery is None or limit <= 0:
+                del waiting[endpoint]
+                continue
+            shares[endpoint].append(delivery)
+            limit -= 1
+    return shares
+
+
 def deliveries_claim(
     *, due_by: datetime, now: datetime, limit: int, endpoint_ids: Sequence[int] | None = None
 ) -> list[Claim]:
     """Claim at most `limit` deliveries due by `due_by`, keeping each endpoint within its
     `concurrency` (its deliveries whose claim holds at `now` count)."""
-    claims: list[Claim] = []
     if limit <= 0:
-        return claims
+        return []
     with transaction.atomic():
         owed = WebhookDelivery.objects.filter(_due(due_by), endpoint_id=OuterRef("pk"))
         endpoints = WebhookEndpoint.objects.filter(Exists(owed), active=True)
         if endpoint_ids is not None:
             endpoints = endpoints.filter(pk__in=endpoint_ids)
-        for endpoint in endpoints.select_for_update(skip_locked=True).order_by("pk"):
+        # NO KEY UPDATE: claims for one endpoint take turns, while a change inserting its
+        # deliveries (a foreign-key share lock on the endpoint) never waits for them.
+        locked = endpoints.select_for_update(skip_locked=True, no_key=True).order_by("pk")
+        candidates: dict[WebhookEndpoint, list[WebhookDelivery]] = {}
+        for endpoint in locked:
             in_flight = WebhookDelivery.objects.filter(
                 endpoint=endpoint, status=DeliveryStatus.DELIVERING, locked_until__gt=now
             ).count()
-            room = min(endpoint.concurrency - in_flight, limit - len(claims))
-            if room <= 0:
+            room = min(endpoint.concurrency - in_flight, limit)
+            if room > 0:
+                candidates[endpoint] = list(
+                    WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+                    .filter(_due(due_by), endpoint=endpoint)
+                    .select_related("event")
+                    .order_by("next_attempt_at", "pk")[:room]
+                )
+        claims: list[Claim] = []
+        for endpoint, taken in _shares(candidates, limit).items():
+            if not taken:
                 continue
-            taken = list(
-                WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-                .filter(_due(due_by), endpoint=endpoint)
-                .select_related("event")
-                .order_by("next_attempt_at", "pk")[:room]
-            )
             WebhookDelivery.objects.filter(pk__in=[delivery.pk for delivery in taken]).update(
                 status=DeliveryStatus.DELIVERING,
                 attempts=F("attempts") + 1,
@@ -122,8 +148,6 @@ def deliveries_claim(
                 )
                 for delivery in taken
             )
-            if len(claims) >= limit:
-                break
     return claims
 
 

@@ -10,9 +10,10 @@ from datetime import timedelta
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from tests.factories import BoardFactory, WebhookEndpointFactory
-from webhooks.delivery import deliveries_send_due, retry_ceiling
+from webhooks.delivery import deliveries_claim, deliveries_send_due, retry_ceiling
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_event_emit
 from webhooks.tasks import deliver_webhooks
@@ -214,6 +215,27 @@ def test_each_endpoint_has_at_most_its_concurrency_in_flight(
     assert wide_receiver.most_in_flight == 4
     assert len(narrow_receiver.received) == len(wide_receiver.received) == 6
     assert set(WebhookDelivery.objects.values_list("status", "attempts")) == {("delivered", 1)}
+
+
+def test_when_more_is_due_than_there_are_threads_every_endpoint_gets_its_turn(
+    django_capture_on_commit_callbacks,
+):
+    # given: three events due to each of two endpoints that take four at once
+    first, second = WebhookEndpointFactory(concurrency=4), WebhookEndpointFactory(concurrency=4)
+    with django_capture_on_commit_callbacks(execute=False):
+        for n in range(3):
+            webhook_event_emit(event_type="player.banned", data={**BANNED, "player_id": f"p{n}"})
+
+    # when: a run with room for two POSTs claims
+    now = timezone.now()
+    claims = deliveries_claim(due_by=now, now=now, limit=2)
+
+    # then: one of each endpoint, not two of the first
+    claimed = WebhookDelivery.objects.filter(pk__in=[claim.delivery_id for claim in claims])
+    assert sorted(claimed.values_list("endpoint_id", "status", "attempts")) == [
+        (first.pk, "delivering", 1),
+        (second.pk, "delivering", 1),
+    ]
 
 
 def test_a_delivery_whose_worker_was_lost_is_claimed_again_after_its_claim_runs_out(
