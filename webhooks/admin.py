@@ -14,13 +14,24 @@ from django.http import HttpRequest
 
 from config.building_blocks.admin import ReadOnlyAdmin
 
-from .models import SUBSCRIBABLE_TYPES, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from .models import (
+    SUBSCRIBABLE_TYPES,
+    URL_MAX_LENGTH,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 from .services import webhook_deliveries_redeliver, webhook_ping
 
 
 class EndpointForm(forms.ModelForm):
     """The secret is typed in, never shown again: left empty on a change, the stored one stays."""
 
+    url = forms.URLField(
+        max_length=URL_MAX_LENGTH,
+        assume_scheme="https",
+        help_text=WebhookEndpoint._meta.get_field("url").help_text,
+    )
     secret = forms.CharField(
         required=False,
         max_length=200,
