@@ -24,14 +24,14 @@ class UrlRefused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where one POST goes: the URL's parts, and the one address its host was checked at (the
-    POST connects to that address, so a second DNS answer cannot send it elsewhere)."""
+    """Where one POST goes: the URL's parts, and the addresses its host was checked at (the
+    POST connects to one of these, so a second DNS answer cannot send it elsewhere)."""
 
     scheme: str
     host: str
     port: int
     path: str
-    address: str
+    addresses: tuple[str, ...]
 
 
 def _split(url: str) -> tuple[str, str, int, str]:
@@ -109,4 +109,10 @@ def target_resolve(url: str) -> Target:
     if not addresses:
         raise UrlRefused(f"The host {host} has no address.")
     _check(host, addresses)
-    return Target(scheme=scheme, host=host, port=port, path=path, address=str(addresses[0]))
+    return Target(
+        scheme=scheme,
+        host=host,
+        port=port,
+        path=path,
+        addresses=tuple(str(address) for address in addresses),
+    )

@@ -34,27 +34,41 @@ class Outcome:
     error: str = ""
 
 
+def _connect_checked(target: Target, timeout: float) -> socket.socket:
+    """A TCP connection to the first of the checked addresses that answers, in the resolver's
+    order (as socket.create_connection tries a name's addresses)."""
+    refused: OSError | None = None
+    for address in target.addresses:
+        try:
+            return socket.create_connection((address, target.port), timeout)
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            refused = exc
+    raise refused or OSError(f"no address to connect to for {target.host}")
+
+
 class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """An HTTP connection to the checked address, for the URL's host."""
+    """An HTTP connection to a checked address, for the URL's host."""
 
     def __init__(self, target: Target, timeout: float) -> None:
         super().__init__(target.host, target.port, timeout=timeout)
-        self.pinned_address = target.address
+        self.target = target
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((self.pinned_address, self.port), self.timeout)
+        self.sock = _connect_checked(self.target, self.timeout)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """An HTTPS connection to the checked address; TLS still checks the URL's host name."""
+    """An HTTPS connection to a checked address; TLS still checks the URL's host name."""
 
     def __init__(self, target: Target, timeout: float) -> None:
         self.tls = ssl.create_default_context()
         super().__init__(target.host, target.port, timeout=timeout, context=self.tls)
-        self.pinned_address = target.address
+        self.target = target
 
     def connect(self) -> None:
-        sock = socket.create_connection((self.pinned_address, self.port), self.timeout)
+        sock = _connect_checked(self.target, self.timeout)
         self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
 
 

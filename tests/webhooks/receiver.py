@@ -1,9 +1,11 @@
 """A real HTTP receiver for the webhook tests: a ThreadingHTTPServer on a free port of 127.0.0.1,
 in a thread of the test process, recording every POST's raw body and headers. It can be down
-(stopped, then started again on the same port), slow, answer any status, or redirect."""
+(stopped, then started again on the same port), slow, answer any status, redirect, or speak
+HTTPS with a certificate it is given."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ class Received:
 
 
 class Receiver:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
         self.port = free_port()
         self.received: list[Received] = []
         self.status = 200
@@ -35,10 +38,12 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hooks"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/hooks"
 
     def start(self) -> Receiver:
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler_of(self))
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         ).start()

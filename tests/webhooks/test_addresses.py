@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from config.building_blocks.errors import InvalidInput
+from tests.factories import WebhookEndpointFactory
 from webhooks.delivery import deliveries_send_due
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_endpoint_create, webhook_event_emit
@@ -110,3 +111,16 @@ def test_the_admins_form_refuses_a_private_url(guarded, client):
     assert page.status_code == 200
     assert "a loopback address" in str(page.context["adminform"].form.errors["url"])
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_host_name_is_posted_to_an_address_it_resolved_to_under_its_own_name(
+    receiver, django_capture_on_commit_callbacks
+):
+    WebhookEndpointFactory(url=f"http://localhost:{receiver.port}/hooks")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_event_emit(event_type="player.banned", data={"player_id": "p1"})
+
+    (post,) = receiver.received
+    assert post.headers["Host"] == f"localhost:{receiver.port}"
+    assert WebhookDelivery.objects.get().status == "delivered"
