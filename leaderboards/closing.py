@@ -16,7 +16,9 @@ is finished by the next one without duplicating or losing a row:
                the players have now, and the clan board from the archived points
 5. rewarded    reward tiers are applied to the archive (and segment tiers to the segments'
                ranks), never to the live key (rewards.py)
-6. closed      done; the Redis key is kept for the board's retention days, then unlinked
+6. closed      done, and in the same transaction the webhooks are told: `season.closed` with
+               the archive's summary, and the rewards in `rewards.granted` pages; the Redis
+               key is kept for the board's retention days, then unlinked
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from seasons.locks import SeasonBusy, season_job
 from seasons.models import MAX_SEASON_SECONDS, ScoreOperator, Season, SeasonState
 from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
 from seasons.services import season_create
+from webhooks.models import EventType
+from webhooks.services import webhook_event_emit
 
 from . import live, store
-from .rewards import season_rewards_award
+from .models import ArchivedStanding
+from .rewards import season_rewards_announce, season_rewards_award
 from .services import season_bans_repair, season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
@@ -123,12 +128,45 @@ def _season_close(
     _step(season, "rewarded")
     logger.info("season %s: %d players archived, %d rewards", season.pk, archived, awarded)
 
-    Season.objects.filter(pk=season.pk).update(
-        state=SeasonState.CLOSED, close_step="closed", closed_at=now
-    )
-    season.refresh_from_db()
+    with transaction.atomic():
+        Season.objects.filter(pk=season.pk).update(
+            state=SeasonState.CLOSED, close_step="closed", closed_at=now
+        )
+        season.refresh_from_db()
+        _closed_announce(season)
     live.season_closed(season.pk, live.next_season_slug(season))
     return season
+
+
+# Archived players named in `season.closed`.
+CLOSED_TOP = 3
+
+
+def _closed_announce(season: Season) -> None:
+    """The webhooks' `season.closed` (the archive's summary) and `rewards.granted` pages, in the
+    transaction that closes the season: told once, and only once the rewards are final."""
+    top = ArchivedStanding.objects.filter(season=season).order_by("rank")[:CLOSED_TOP]
+    webhook_event_emit(
+        event_type=EventType.SEASON_CLOSED,
+        data={
+            "board": season.board.slug,
+            "season": season.slug,
+            "season_id": season.pk,
+            "starts_at": season.starts_at.isoformat(),
+            "ends_at": season.ends_at.isoformat(),
+            "closed_at": season.closed_at.isoformat(),
+            "archive": {
+                "players": season.archived_players or 0,
+                "top": [
+                    {"rank": row.rank, "player_id": row.player_id, "points": row.points}
+                    for row in top
+                ],
+                "rewards": season.rewards.count(),
+            },
+        },
+        board=season.board,
+    )
+    season_rewards_announce(season=season)
 
 
 def _mirror_pending(season: Season) -> None:

@@ -10,15 +10,23 @@ one ending first; of two percentages, the smallest share.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 
 from seasons.models import RewardTier, Season
 from seasons.scoring import points_of
+from webhooks.models import EventType
+from webhooks.services import webhook_events_emit
 
 from . import selectors, store
+from .models import SeasonReward
+
+# Rewards told per `rewards.granted` event: a close of millions of players is told in pages.
+REWARDS_PER_EVENT = 500
 
 # The last rank a percentage tier reaches, over `players` ranked players.
 _PERCENT_LAST_RANK = "ceil(t.top_percent / 100.0 * %(players)s)::bigint"
@@ -115,6 +123,50 @@ def season_rewards_award(*, season: Season, now: datetime) -> int:
         )
         cursor.execute(_CLAN_REWARDS, params)
         return awarded + cursor.rowcount
+
+
+def season_rewards_announce(*, season: Season) -> int:
+    """Tell the webhooks of the season's rewards, in the close's last transaction (once the
+    rewards are final): `rewards.granted` events of at most REWARDS_PER_EVENT rewards each, by
+    segment (the whole board's first) and rank, so each reward is in exactly one page. Returns
+    how many rewards."""
+    rewards = SeasonReward.objects.filter(season=season).order_by("segment", "rank")
+    total = rewards.count()
+    pages = -(-total // REWARDS_PER_EVENT)
+
+    def page_data() -> Iterator[dict[str, Any]]:
+        page: list[dict[str, Any]] = []
+        number = 0
+        given = rewards.values_list("player_id", "rank", "reward_code", "segment")
+        for player_id, rank, reward_code, segment in given.iterator(chunk_size=2000):
+            reward = {"player_id": player_id, "rank": rank, "reward_code": reward_code}
+            if segment:
+                reward["segment"] = segment
+            page.append(reward)
+            if len(page) == REWARDS_PER_EVENT:
+                number += 1
+                yield _rewards_page(season, number, pages, page)
+                page = []
+        if page:
+            yield _rewards_page(season, number + 1, pages, page)
+
+    webhook_events_emit(
+        event_type=EventType.REWARDS_GRANTED, data_pages=page_data(), board=season.board
+    )
+    return total
+
+
+def _rewards_page(
+    season: Season, page: int, pages: int, rewards: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "board": season.board.slug,
+        "season": season.slug,
+        "season_id": season.pk,
+        "page": page,
+        "pages": pages,
+        "rewards": rewards,
+    }
 
 
 def _rewards_of(board_id: int, players: int, standings: list[tuple[str, int]]) -> dict[str, tuple]:

@@ -17,6 +17,7 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     ),
     "Sample active players' ranks for the rank charts": ("pages.tasks.sample_ranks", 300),
     "Lift temporary bans that ended": ("matches.tasks.unban_expired_players", 60),
+    "Deliver webhooks that are due": ("webhooks.tasks.deliver_webhooks", 10),
 }
 
 

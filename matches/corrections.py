@@ -1,7 +1,8 @@
 """Correcting the record: an operator voids a single result (with a reason). The result is kept,
 marked voided and uncounted, and the player's total is computed again from the results that
 still count, by the board's rule; the ranking store then sets the player's entry exactly (a void
-moves it the way the mirror never does). Audited in the same transaction.
+moves it the way the mirror never does). Audited, and told to the webhooks (`result.voided`), in
+the same transaction.
 
 The write path is not changed: a result posted again finds the voided row by its unique key and
 is answered as a duplicate, so it stays voided.
@@ -21,6 +22,8 @@ from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.building_blocks.errors import Conflict
 from seasons.models import ScoreOperator, Season, SeasonState
+from webhooks.models import EventType
+from webhooks.services import webhook_event_emit
 
 from . import archive_notes, outbox
 from .models import MatchResult, PlayerTotal
@@ -119,6 +122,25 @@ def result_void(*, result_id: int, reason: str, actor: AbstractBaseUser | None) 
                 "total_before": before,
                 "total_after": after,
             },
+        )
+        webhook_event_emit(
+            event_type=EventType.RESULT_VOIDED,
+            data={
+                "result_id": result.pk,
+                "match_id": result.match_id,
+                "player_id": player_id,
+                "board": season.board.slug,
+                "season": season.slug,
+                "season_id": season.pk,
+                "points": result.points,
+                "was_counted": was_counted,
+                "total_before": before,
+                "total_after": after,
+                "season_closed": season.state == SeasonState.CLOSED,
+                "reason": reason,
+                "voided_at": now.isoformat(),
+            },
+            board=season.board,
         )
         if season.state != SeasonState.CLOSED and was_counted:
             season_id = season.pk

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from matches.models import MatchResult, Player, PlayerTotal
 from seasons.models import Board, Season
+from webhooks.models import WebhookEndpoint
 
 
 class BoardFactory(factory.django.DjangoModelFactory):
@@ -64,3 +65,19 @@ class PlayerTotalFactory(factory.django.DjangoModelFactory):
     points = 10
     reached_at = factory.LazyFunction(timezone.now)
     updated_at = factory.LazyFunction(timezone.now)
+
+
+class WebhookEndpointFactory(factory.django.DjangoModelFactory):
+    """An endpoint for every event type and board (tests allow private URLs: 127.0.0.1)."""
+
+    class Meta:
+        model = WebhookEndpoint
+        skip_postgeneration_save = True
+
+    url = factory.Sequence(lambda n: f"http://127.0.0.1:9/hooks/{n}")
+    secret = factory.Sequence(lambda n: f"secret-{n}")
+
+    @factory.post_generation
+    def boards(self, create: bool, extracted: list | None, **kwargs: object) -> None:
+        if create and extracted:
+            self.boards.set(extracted)

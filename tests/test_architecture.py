@@ -25,7 +25,7 @@ def references() -> list[tuple[str, str | None]]:
 # A backticked dotted name (`store.read_rank`): the other notation, which the document must not use,
 # since nothing says which file it means.
 DOTTED = re.compile(r"`([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)`")
-PRODUCT = ("audit", "config", "leaderboards", "matches", "pages", "seasons", "server")
+PRODUCT = ("audit", "config", "leaderboards", "matches", "pages", "seasons", "server", "webhooks")
 
 
 def module_names() -> set[str]:

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "csp",
     "audit",
     "seasons",
+    "webhooks",
     "matches",
     "leaderboards",
     "pages",
@@ -203,7 +204,11 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # queue; remove them in 0.3.0.
 CELERY_LONG_JOBS_QUEUE = env("CELERY_LONG_JOBS_QUEUE", default="jobs")
 CELERY_REBUILDS_QUEUE = env("CELERY_REBUILDS_QUEUE", default="rebuilds")
+# The webhooks' deliveries have `webhooks`, served by a worker of their own: a POST waits on
+# someone else's server for up to its endpoint's timeout, which must never hold up the mirror.
+CELERY_WEBHOOKS_QUEUE = env("CELERY_WEBHOOKS_QUEUE", default="webhooks")
 CELERY_TASK_ROUTES = {
+    "webhooks.tasks.deliver_webhooks": {"queue": CELERY_WEBHOOKS_QUEUE},
     **{
         task: {"queue": CELERY_LONG_JOBS_QUEUE}
         for task in (
@@ -249,6 +254,18 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Celery's Django fixup would otherwise close the database connections (with a pool under the
 # prefork pool, the whole pool) around every task: two new PostgreSQL sessions per mirror task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
+
+# Webhooks (docs/webhooks.md). Their URLs may resolve only to public addresses unless this is
+# on (local development and the tests post to 127.0.0.1): never in production, where it would
+# let an endpoint reach PostgreSQL, Redis or a cloud's metadata service.
+WEBHOOK_ALLOW_PRIVATE_URLS = env.bool("WEBHOOK_ALLOW_PRIVATE_URLS", default=False)
+# A delivery that has not been answered with a 2xx this long after it was made is given up.
+WEBHOOK_GIVE_UP_SECONDS = env.int("WEBHOOK_GIVE_UP_SECONDS", default=24 * 3600)
+# Retries wait a random time up to BASE x 2^(attempts - 1) seconds, at most MAX.
+WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
+WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=3600.0)
+# POSTs one delivery run makes at once, over every endpoint (each within its concurrency).
+WEBHOOK_DELIVERY_THREADS = env.int("WEBHOOK_DELIVERY_THREADS", default=16)
 
 # The console's logins (the admin) go through django-axes first, which refuses them while the
 # client address is locked out. Game servers authenticate by API key and never reach these

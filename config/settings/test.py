@@ -32,3 +32,6 @@ MIRROR_COALESCE_SECONDS = 0.0
 CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"{LEADERBOARD_KEY_PREFIX}asgi:"
 if "global_keyprefix" in CELERY_BROKER_TRANSPORT_OPTIONS:
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = f"{LEADERBOARD_KEY_PREFIX}celery:"
+
+# The tests' webhook receivers listen on 127.0.0.1; tests of the guard turn this off.
+WEBHOOK_ALLOW_PRIVATE_URLS = True

@@ -1,6 +1,7 @@
 """Bans and unbans: a banned player's results are stored but not counted, and their live boards
 are refreshed through the bans' outbox (PendingPlayerRefresh) once the change commits; the
-periodic task lifts temporary bans that have ended. Audited as the operator's."""
+periodic task lifts temporary bans that have ended. Audited as the operator's, and told to the
+webhooks (`player.banned`, `player.unbanned`) in the same transaction."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from django.utils import timezone
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.building_blocks.errors import InvalidInput
+from webhooks.models import EventType
+from webhooks.services import webhook_event_emit
 
 from ..models import Player
 from .refreshes import player_refresh_owe
@@ -58,6 +61,15 @@ def player_ban(
             reason=reason,
             details={"until": until.isoformat() if until else None, "before": before},
         )
+        webhook_event_emit(
+            event_type=EventType.PLAYER_BANNED,
+            data={
+                "player_id": player_id,
+                "reason": reason,
+                "banned_at": player.banned_at.isoformat(),
+                "until": until.isoformat() if until else None,
+            },
+        )
         player_refresh_owe(player_id)
     return player
 
@@ -83,6 +95,15 @@ def player_unban(
                 player_id=player_id,
                 reason=reason,
                 details={"ban_reason": player.ban_reason},
+            )
+            webhook_event_emit(
+                event_type=EventType.PLAYER_UNBANNED,
+                data={
+                    "player_id": player_id,
+                    "reason": reason,
+                    "ban_reason": player.ban_reason,
+                    "unbanned_at": timezone.now().isoformat(),
+                },
             )
             player.banned_at = None
             player.banned_until = None

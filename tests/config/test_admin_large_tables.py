@@ -23,6 +23,8 @@ LARGE_TABLE_PAGES = [
     "/admin/leaderboards/archivedstanding/",
     "/admin/leaderboards/seasonreward/",
     "/admin/leaderboards/reconciliationrun/",
+    "/admin/webhooks/webhookevent/",
+    "/admin/webhooks/webhookdelivery/",
 ]
 
 

@@ -18,6 +18,7 @@ EXPIRES = {
     "Remove expired Redis keys of closed seasons": 3240,
     "Sample active players' ranks for the rank charts": 270,
     "Lift temporary bans that ended": 54,
+    "Deliver webhooks that are due": 9,
 }
 
 

@@ -1,0 +1,34 @@
+"""Celery entry points of the webhooks' delivery, on their own queue (CELERY_WEBHOOKS_QUEUE) so
+no endpoint, however slow, holds up the mirror. Idempotent: a run posts only what is due and
+unclaimed, so a task delivered twice, or a hint and the sweep together, post nothing twice."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from . import delivery
+
+logger = logging.getLogger(__name__)
+
+# A run claims for a minute, then finishes its POSTs (each bounded by its endpoint's timeout,
+# at most a minute); past this, the worker stops it and the claims run out for the next run.
+DELIVERY_TIME_LIMIT_SECONDS = 5 * 60
+
+
+@shared_task(acks_late=True, time_limit=DELIVERY_TIME_LIMIT_SECONDS)
+def deliver_webhooks(endpoint_ids: list[int] | None = None) -> int:
+    """The deliveries due now, of these endpoints or (the periodic sweep) of every endpoint."""
+    return delivery.deliveries_send_due(endpoint_ids=endpoint_ids)
+
+
+def deliveries_queue(*, endpoint_ids: list[int]) -> None:
+    """After a commit that made deliveries: start them now rather than at the next sweep. The
+    change is committed already, so the broker away only delays them until the sweep."""
+    try:
+        deliver_webhooks.apply_async((endpoint_ids,), retry=False)
+    except Exception:
+        logger.warning(
+            "could not queue webhooks to %s; the sweep sends them", endpoint_ids, exc_info=True
+        )
