@@ -237,7 +237,7 @@ def test_a_close_tells_its_summary_then_every_reward_once_in_pages(
     assert len(receiver.received) == 3
 
 
-def test_a_segments_reward_names_its_segment(db):
+def test_a_segments_reward_names_its_segment(endpoint):
     # given: a season's rewards as a close wrote them, one of them of a segment
     season = SeasonFactory(board=BoardFactory(slug="global"))
     PlayerFactory(player_id="p1")
@@ -269,3 +269,23 @@ def test_a_segments_reward_names_its_segment(db):
 
 def test_rewards_are_told_in_pages_of_500():
     assert rewards.REWARDS_PER_EVENT == 500
+
+
+def test_with_no_endpoint_wanting_it_nothing_is_written_and_no_reward_is_paged(
+    db, monkeypatch, django_capture_on_commit_callbacks
+):
+    season = SeasonFactory(board=BoardFactory(slug="global"))
+    PlayerFactory(player_id="p1")
+    SeasonReward.objects.create(
+        season=season, player_id="p1", rank=1, reward_code="gold", awarded_at=timezone.now()
+    )
+    paged = []
+    monkeypatch.setattr(rewards, "_rewards_page", lambda *page: paged.append(page))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        told_of = rewards.season_rewards_announce(season=season)
+        player_ban(player_id="p1", reason="aimbot")
+
+    assert told_of == 1
+    assert paged == []
+    assert not WebhookEvent.objects.exists()
