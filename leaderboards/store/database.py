@@ -41,6 +41,13 @@ def claimed_identity() -> str:
     return identity
 
 
+def claim_forget() -> None:
+    """Claim Redis again at the next use (tests that point this process at another database,
+    as a new process would be)."""
+    global _claimed
+    _claimed = None
+
+
 def identity_claim() -> str | None:
     """Claim Redis for this database: where the identity key named another database, delete that
     database's keys and return its identity (None: Redis held this database's, or nothing)."""

@@ -25,8 +25,9 @@ from django.utils import timezone
 from psycopg import sql
 
 from config.building_blocks import redis as redis_roles
-from leaderboards import closing, identity, store
+from leaderboards import closing, identity, store, top_answers
 from leaderboards.models import ArchivedStanding
+from leaderboards.store import database as store_database
 from matches.models import MatchResult, PendingStanding, Player, PlayerTotal
 from seasons.models import Season
 from server.asgi import application
@@ -72,7 +73,12 @@ def databases(transactional_db: Any) -> Iterator[Callable[[str], None]]:
                 )
             made = True
         connection.settings_dict["NAME"] = first if which == "first" else second
+        # As a process started on it: no identity read or claimed yet, no connection or answer
+        # kept from the other database.
         identity.database_identity_forget()
+        store_database.claim_forget()
+        redis_roles.connections_forget()
+        top_answers.top_pages_cache.clear()
 
     try:
         yield use
