@@ -292,9 +292,12 @@ def player_standings_refresh(*, player_id: str) -> int:
     totals = [total for total in every_total if total.season.state != SeasonState.CLOSED]
     # A closed season's standings are its archive, which a ban no longer changes; but a player
     # banned while it ran is still marked banned in its keys, and once unbanned its reads
-    # answer by the archive again (ranked there or not), never "banned".
+    # answer by the archive again (ranked there or not), never "banned". Only seasons whose keys
+    # are still in Redis hold such a mark.
     closed = {
-        t.season_id: t.season.shards for t in every_total if t.season.state == SeasonState.CLOSED
+        t.season_id: t.season.shards
+        for t in every_total
+        if t.season.state == SeasonState.CLOSED and t.season.standings_removed_at is None
     }
     if not every_total:
         return 0

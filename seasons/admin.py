@@ -222,14 +222,22 @@ class BoardAdmin(admin.ModelAdmin):
             self.message_user(request, warning, messages.WARNING)
 
 
+def _preview_if_readable(season: Season) -> Any:
+    """What closing `season` now would give (its counts alone), or None when its standings
+    cannot be read now: the admin's words about it are a help, never a reason to fail."""
+    try:
+        return season_rewards_preview(season=season, offset=0, limit=0)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
+
+
 def _close_outcome(season: Season) -> str:
     """What closing `season` now would do, as the close-now page says it: how many players its
     archive would hold and how many of them its reward tiers would pay."""
     if season.state == SeasonState.CLOSED:
         return f"{season}: closed already (left as it is)"
-    try:
-        preview = season_rewards_preview(season=season, offset=0, limit=0)
-    except Exception:  # noqa: BLE001 - the question still goes to the operator, without counts
+    preview = _preview_if_readable(season)
+    if preview is None:
         return f"{season}: the standings cannot be read now, so how many players is unknown"
     rewarded = sum(outcome.players for outcome in preview.tiers)
     return (
@@ -244,9 +252,8 @@ def _tiers_paying_no_one(board: Board) -> list[str]:
     season = season_current(board=board)
     if season is None or not board.reward_tiers.exists():
         return []
-    try:
-        preview = season_rewards_preview(season=season, offset=0, limit=0)
-    except Exception:  # noqa: BLE001 - a warning, never a reason to fail the save
+    preview = _preview_if_readable(season)
+    if preview is None:
         return []
     return [
         f"Reward tier '{outcome.tier.reward_code}' would pay no one if {season.name} closed now "

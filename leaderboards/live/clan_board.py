@@ -13,27 +13,21 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
 
 from seasons.models import Season
 
-from .. import clans, heals, selectors
+from .. import clans
 from .messages import encode
 from .outbox import Subscriber
+from .reading import ticker_read
 from .season_sockets import SeasonSockets
 
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-clans")
 
 
 def board_read(season: Season, limit: int) -> dict[str, Any]:
-    try:
+    with ticker_read(season):
         return clans.clans_top(season=season, limit=limit)
-    except selectors.SeasonStandingsLost:
-        # The ticker serves these sockets, so it asks for the rebuild (reading.py does too).
-        heals.season_heal_queue_for_read(season_id=season.pk)
-        raise
-    finally:
-        close_old_connections()
 
 
 board_read_in_thread = sync_to_async(board_read, thread_sensitive=False, executor=_executor)

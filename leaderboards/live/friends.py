@@ -14,14 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
 
 from seasons.models import Season
 
-from .. import friends, heals, selectors
+from .. import friends
 from .messages import encode
 from .outbox import Subscriber
-from .reading import TickReading
+from .reading import TickReading, ticker_read
 from .season_sockets import SeasonSockets
 
 # The views' reads run beside the tick's own, never behind request handlers.
@@ -30,17 +29,11 @@ _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-friends")
 
 def views_read(season: Season, views: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
     """Each followed player's view of `season`, by player (`views`: player -> members)."""
-    try:
+    with ticker_read(season):
         return {
             player_id: friends.members_view(season, player_id, members)
             for player_id, members in views.items()
         }
-    except selectors.SeasonStandingsLost:
-        # The ticker serves these sockets, so it asks for the rebuild (reading.py does too).
-        heals.season_heal_queue_for_read(season_id=season.pk)
-        raise
-    finally:
-        close_old_connections()
 
 
 views_read_in_thread = sync_to_async(views_read, thread_sensitive=False, executor=_executor)

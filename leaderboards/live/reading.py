@@ -4,7 +4,9 @@ around-me windows of a season (store.read_batch), with names and avatars, in a t
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +41,21 @@ class TickReading:
     segment: str | None = None
 
 
+@contextlib.contextmanager
+def ticker_read(season: Season) -> Iterator[None]:
+    """Around a read the ticker makes for its sockets, in a thread of its own: a season found
+    lost asks for its rebuild (the ticker serves these sockets, and a season that stands still
+    gets no mirror write to find it so; nothing is pushed until it is done), and the thread's
+    database connection is retired after (no request signal ever does it there)."""
+    try:
+        yield
+    except (store.StandingsNotWhole, selectors.SeasonStandingsLost):
+        heals.season_heal_queue_for_read(season_id=season.pk)
+        raise
+    finally:
+        close_old_connections()
+
+
 def read_for_tick(
     season: Season,
     *,
@@ -47,7 +64,7 @@ def read_for_tick(
     arounds: list[tuple[str, int]],
     segment: str | None = None,
 ) -> TickReading:
-    try:
+    with ticker_read(season):
         batch = store.read_batch(
             season.pk,
             top=top,
@@ -61,15 +78,6 @@ def read_for_tick(
         # One profile lookup for every row shown: the top and all the around-me windows.
         rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
         entries = selectors.standing_entries(season, rows, "ordinal")
-    except store.StandingsNotWhole:
-        # The ticker serves these sockets, so it asks for the rebuild (a season that stands
-        # still gets no mirror write to find it so); it pushes nothing until that is done.
-        heals.season_heal_queue_for_read(season_id=season.pk)
-        raise
-    finally:
-        # The ticker's thread serves no requests, so no request signal ever retires the
-        # database connection a lookup opened: do it here.
-        close_old_connections()
     windows: dict[tuple[str, int], list[dict[str, Any]]] = {}
     start = len(batch.top)
     for request, window in zip(arounds, batch.arounds, strict=True):
