@@ -236,25 +236,13 @@ def test_a_reward_tier_that_would_pay_no_one_is_saved_with_a_warning(operator, p
         assert posted.status_code == 201
     board = season.board
     form = {
-        "slug": board.slug,
-        "name": board.name,
-        "score_operator": board.score_operator,
-        "sort_order": board.sort_order,
-        "max_points_per_result": "",
-        "schedule": "none",
-        "schedule_cron": "",
-        "schedule_timezone": "UTC",
-        "season_grace_period": "01:00:00",
-        "keep_closed_standings_days": "7",
+        **board_form(board, []),
         "reward_tiers-TOTAL_FORMS": "2",
-        "reward_tiers-INITIAL_FORMS": "0",
         "reward_tiers-0-reward_code": "podium",
         "reward_tiers-0-rank_from": "1",
         "reward_tiers-0-rank_to": "3",
         "reward_tiers-1-reward_code": "top-ten-percent",
         "reward_tiers-1-top_percent": "10",
-        "seasons-TOTAL_FORMS": "0",
-        "seasons-INITIAL_FORMS": "0",
     }
 
     saved = operator.post(f"/admin/seasons/board/{board.pk}/change/", form, follow=True)
