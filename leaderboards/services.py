@@ -85,12 +85,13 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         ]
 
     mirrored = store.mirror_standings(writes(live_changes, None))
+    moves = {season_id: list(moved) for season_id, moved in mirrored.moves.items()}
     if mirrored.unplaced:
         entries = _entries_by_season(
             {season_id: live_seasons[season_id].board for season_id in mirrored.unplaced},
             {player_id for players in mirrored.unplaced.values() for player_id in players},
         )
-        store.mirror_standings(
+        placed_again = store.mirror_standings(
             writes(
                 [
                     c
@@ -101,12 +102,14 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
                 entries,
             )
         )
+        for season_id, moved in placed_again.moves.items():
+            moves.setdefault(season_id, []).extend(moved)
     _seasons_not_whole(mirrored.not_whole)
     if live_changes:
         players: dict[int, set[str]] = {}
         for change in live_changes:
             players.setdefault(change.season_id, set()).add(change.player_id)
-        live.standings_changed(players, players)
+        live.standings_changed(players, players, moves=moves)
     # Only after Redis has them: a crash before this leaves the rows for a redelivery or the
     # sweep, and writing them twice changes nothing.
     with connection.cursor() as cursor:

@@ -130,6 +130,14 @@ class BoardAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Rank events",
+            {
+                "fields": ("rank_thresholds",),
+                "description": "A socket following a player tells them when they enter or "
+                "leave the top N for each of these, and each reward tier's edge.",
+            },
+        ),
+        (
             "Schedule",
             {
                 "fields": (

@@ -9,10 +9,10 @@ from django.contrib.postgres.fields import ArrayField, DateTimeRangeField, Range
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import F, Func, Q
+from django.db.models import F, Func, Q, Value
 from django.utils import timezone
 
-from config.building_blocks.expressions import EachMatches
+from config.building_blocks.expressions import AllAbove, EachMatches
 from config.building_blocks.segments import (
     CLAN_DIMENSION,
     DIMENSION_CHARACTERS,
@@ -42,6 +42,16 @@ MAX_SEASON_SECONDS = TIME_SLOTS - 1
 
 # The board a request means when it names none; created by `manage.py bootstrap`.
 DEFAULT_BOARD = "global"
+
+# The top-N edges a followed player is told of crossing (a socket's `threshold` message), besides
+# each reward tier's edge: a board that sets none has these.
+DEFAULT_RANK_THRESHOLDS = [1, 10, 100]
+MAX_RANK_THRESHOLDS = 10
+
+
+def default_rank_thresholds() -> list[int]:
+    return list(DEFAULT_RANK_THRESHOLDS)
+
 
 # Sorted sets one season's standings may be spread over (leaderboards/store.py): beyond the
 # nodes a cluster has, more shards only add fan-out to every read.
@@ -109,6 +119,17 @@ class Board(models.Model):
         help_text=f"Segment dimensions, comma-separated (such as country,platform), at most "
         f"{MAX_DIMENSIONS}: each read of the board can then be asked within one value of one.",
     )
+    # Live sockets tell a followed player when they enter or leave the top N for each of these
+    # (and each reward tier's edge): docs/websocket.md, "Rank events".
+    rank_thresholds = ArrayField(
+        models.PositiveIntegerField(validators=[MinValueValidator(1)]),
+        size=MAX_RANK_THRESHOLDS,
+        default=default_rank_thresholds,
+        blank=True,
+        help_text=f"Top-N edges a followed player is told of entering or leaving, "
+        f"comma-separated (such as 1,10,100), at most {MAX_RANK_THRESHOLDS}; each reward "
+        "tier's edge is told too.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -126,6 +147,11 @@ class Board(models.Model):
                     F("segment_dimensions"), pattern=f"^({DIMENSION_CHARACTERS}(,|$))*$"
                 ),
                 name="board_segment_dimensions_allowed_characters",
+            ),
+            models.CheckConstraint(
+                condition=Q(rank_thresholds__len__lte=MAX_RANK_THRESHOLDS)
+                & Q(AllAbove(Value(0), F("rank_thresholds"))),
+                name="board_rank_thresholds_positive_and_few",
             ),
         ]
         # Beyond Django's add/change/delete/view: the console's actions whose effect players
@@ -167,6 +193,9 @@ class Board(models.Model):
             self.schedule_cron = ""
         if len(set(self.segment_dimensions)) != len(self.segment_dimensions):
             raise ValidationError({"segment_dimensions": "Name each dimension once."})
+        if len(set(self.rank_thresholds)) != len(self.rank_thresholds):
+            raise ValidationError({"rank_thresholds": "Name each threshold once."})
+        self.rank_thresholds = sorted(self.rank_thresholds)
         if CLAN_DIMENSION in self.segment_dimensions:
             raise ValidationError(
                 {"segment_dimensions": f"'{CLAN_DIMENSION}' is every board's clans: name it so."}

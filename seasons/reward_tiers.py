@@ -4,6 +4,10 @@ board."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -113,3 +117,45 @@ class RewardTier(models.Model):
                     )
                 }
             )
+
+
+def percent_last_rank(top_percent: Decimal, players: int) -> int:
+    """The last rank a top-percentage tier reaches over `players` ranked players: rounded up, as
+    the close's SQL does (leaderboards/rewards.py), so a tier always reaches someone."""
+    return math.ceil(Decimal(top_percent) * players / 100)
+
+
+def _preference(tier: RewardTier) -> tuple:
+    # The close's order among matching tiers (leaderboards/rewards.py, _TIER_ORDER): ranges
+    # before percentages, the range starting highest, then ending first, the smallest share.
+    return (
+        tier.top_percent is not None,
+        -(tier.rank_from or 0),
+        tier.rank_to or 0,
+        tier.top_percent or 0,
+        tier.id or 0,
+    )
+
+
+def tier_for_rank(tiers: Iterable[RewardTier], rank: int | None, players: int) -> RewardTier | None:
+    """The tier of `tiers` (one dimension's) that `rank` of `players` would get if the season
+    closed now, by the close's rule; None for no tier or no rank. The live push tells a followed
+    player of a change of it; the close itself applies the same rule in SQL."""
+    if rank is None:
+        return None
+    matching = [
+        tier
+        for tier in tiers
+        if (tier.rank_from is not None and tier.rank_from <= rank <= (tier.rank_to or 0))
+        or (tier.top_percent is not None and rank <= percent_last_rank(tier.top_percent, players))
+    ]
+    return min(matching, key=_preference, default=None)
+
+
+def tier_edges(tiers: Sequence[RewardTier], players: int) -> set[int]:
+    """The last rank each tier reaches now: the edges a followed player is told of crossing."""
+    return {
+        tier.rank_to if tier.top_percent is None else percent_last_rank(tier.top_percent, players)
+        for tier in tiers
+        if tier.rank_to is not None or tier.top_percent is not None
+    }

@@ -25,3 +25,11 @@ class EachMatches(Func):
         "%(expressions)s))"
     )
     output_field = models.BooleanField()
+
+
+class AllAbove(Func):
+    """`value < ALL (array)`: every element of the array is above the value (true when empty)."""
+
+    template = "(%(expressions)s))"
+    arg_joiner = " < ALL ("
+    output_field = models.BooleanField()

@@ -14,7 +14,7 @@ import collections
 import time
 from typing import Any
 
-from . import messages
+from . import messages, rank_events
 from .messages import encode
 from .outbox import Subscriber
 from .reading import TickReading
@@ -107,12 +107,17 @@ async def _push_standing(
 ) -> int:
     """Push a player's standing to their followers; returns how many messages that was."""
     standing = reading.standings[player_id]
+    told = sockets.standings_told.get(player_id)
     sockets.standings_told[player_id] = standing
     sockets.player_told_at[player_id] = now
     body = encode(messages.player_message(sockets.season, player_id, standing, reading))
+    # The rank events go after the standing they follow from (an outbox sends in order).
+    pushes = [(f"player:{player_id}", body)]
+    pushes += rank_events.events_of(sockets, reading, player_id, told, standing)
     count = 0
     for sub in list(sockets.player_followers.get(player_id, ())):
-        sub.push(f"player:{player_id}", body)
+        for kind, message in pushes:
+            sub.push(kind, message)
         count += 1
         if (pushed + count) % FANOUT_BATCH == 0:
             await asyncio.sleep(0)
@@ -166,3 +171,4 @@ def _add_follower(
         sockets.pass_check_rotation.append(player_id)
     sockets.player_followers.setdefault(player_id, set()).add(sub)
     sockets.standings_told[player_id] = reading.standings[player_id]
+    rank_events.follower_start(sockets, player_id, reading)

@@ -12,10 +12,12 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from channels.layers import get_channel_layer
+
+from ..store import Move
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +33,17 @@ def season_group(season_id: int) -> str:
 
 
 def standings_changed(
-    season_ids: Iterable[int], players: Mapping[int, Collection[str]] | None = None
+    season_ids: Iterable[int],
+    players: Mapping[int, Collection[str]] | None = None,
+    *,
+    moves: Mapping[int, Sequence[Move]] | None = None,
 ) -> None:
     """Tell every web process that these seasons' standings moved (the mirror calls this),
     naming the players whose own standings it wrote when `players` has them: a ticker reads
     those at once and the other followed players only as its budget allows. A season without
-    named players (a rebuild, an unban) has every followed player read again.
+    named players (a rebuild, an unban) has every followed player read again. `moves` are the
+    mirror's writes that changed a standing, with the composite before and after: a ticker
+    finds in them whom each followed player was overtaken by.
 
     Best effort: a lost notice delays pushes until the next notice or the tickers' refresh, and
     never fails the mirror.
@@ -47,6 +54,10 @@ def standings_changed(
         named = (players or {}).get(season_id)
         if named is not None and len(named) <= NOTICE_PLAYERS:
             notice["players"] = sorted(named)
+        moved = (moves or {}).get(season_id)
+        if moved and len(moved) <= NOTICE_PLAYERS:
+            # Lists, not tuples: the channel layer's msgpack gives lists back either way.
+            notice["moves"] = [list(move) for move in moved]
         messages.append((season_group(season_id), notice))
     try:
         _publish(messages)

@@ -8,7 +8,7 @@ import contextlib
 import itertools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +16,8 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.utils import timezone
 
-from seasons.models import Season
+from config.building_blocks.segments import CLAN_DIMENSION
+from seasons.models import Board, RewardTier, Season
 
 from .. import heals, selectors, store
 
@@ -39,6 +40,20 @@ class TickReading:
     around_windows: dict[tuple[str, int], list[dict[str, Any]]]
     # The segment read within (None: the whole board).
     segment: str | None = None
+    # The entries (REST shape) of the players read only to be named in a message (those who
+    # overtook a followed player), by player.
+    named: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The board's rank events' rules when asked (they change seldom: read now and then).
+    rules: RankRules | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RankRules:
+    """What a followed player's `threshold` and `tier` messages are told by: the board's top-N
+    thresholds and the reward tiers of the socket's dimension ('' for the whole board)."""
+
+    thresholds: tuple[int, ...]
+    tiers: tuple[RewardTier, ...]
 
 
 @contextlib.contextmanager
@@ -63,21 +78,33 @@ def read_for_tick(
     player_ids: list[str],
     arounds: list[tuple[str, int]],
     segment: str | None = None,
+    named: list[str] | None = None,
+    rules: bool = False,
 ) -> TickReading:
+    """The tick's read; `named` players are read for their entries only (after `player_ids`),
+    and the board's rank rules when `rules`."""
+    named = list(dict.fromkeys(named or ()))
     with ticker_read(season):
         batch = store.read_batch(
             season.pk,
             top=top,
-            player_ids=player_ids,
+            player_ids=[*player_ids, *named],
             arounds=arounds,
             shared=True,
             shards=season.shards,
             whole=selectors.standings_whole_required(season),
             segment=segment,
         )
-        # One profile lookup for every row shown: the top and all the around-me windows.
-        rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds)]
+        standings = dict(zip(player_ids, batch.players[: len(player_ids)], strict=True))
+        named_rows = [
+            store.Standing(player_id, standing[0], standing[1], better_count=None)
+            for player_id, standing in zip(named, batch.players[len(player_ids) :], strict=True)
+            if standing is not None
+        ]
+        # One profile lookup for every row shown: the top, the around-me windows and the named.
+        rows = [*batch.top, *itertools.chain.from_iterable(batch.arounds), *named_rows]
         entries = selectors.standing_entries(season, rows, "ordinal")
+        read_rules = rank_rules(season.board_id, segment) if rules else None
     windows: dict[tuple[str, int], list[dict[str, Any]]] = {}
     start = len(batch.top)
     for request, window in zip(arounds, batch.arounds, strict=True):
@@ -87,10 +114,25 @@ def read_for_tick(
         as_of=timezone.now(),
         total_players=batch.size,
         top=entries[: len(batch.top)],
-        standings=dict(zip(player_ids, batch.players, strict=True)),
+        standings=standings,
         around_windows=windows,
         segment=segment,
+        named={entry["player_id"]: entry for entry in entries[start:]},
+        rules=read_rules,
     )
+
+
+def rank_rules(board_id: int, segment: str | None) -> RankRules:
+    """The board's thresholds and the tiers a socket within `segment` is told of: the whole
+    board's, or those of the segment's dimension (none within a clan: a clan tier ranks clans)."""
+    dimension = "" if segment is None else segment.split(":", 1)[0]
+    thresholds = Board.objects.filter(pk=board_id).values_list("rank_thresholds", flat=True)
+    tiers = (
+        ()
+        if dimension == CLAN_DIMENSION
+        else RewardTier.objects.filter(board_id=board_id, segment_dimension=dimension)
+    )
+    return RankRules(thresholds=tuple(next(iter(thresholds), ())), tiers=tuple(tiers))
 
 
 read_for_tick_in_thread = sync_to_async(read_for_tick, thread_sensitive=False, executor=_executor)

@@ -9,11 +9,12 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
-from seasons.models import Season
+from seasons.models import RewardTier, Season
 
+from ..store import Move
 from .budget import FanoutBudget
 from .outbox import Subscriber
-from .reading import OrdinalStanding
+from .reading import OrdinalStanding, RankRules
 
 
 @dataclass(eq=False)
@@ -61,6 +62,14 @@ class SeasonSockets:
     friends_unsent: set[Subscriber] = field(default_factory=set)
     # The sockets following the clan board's top (live/clan_board.py).
     clan_followers: set[Subscriber] = field(default_factory=set)
+    # Rank events (rank_events.py): the mirror's moves since the last tick; who passed each
+    # followed player not told of it yet (passer -> composite after the pass); the tier each
+    # followed player was told they would get; the board's rules, and when they were read.
+    moves_pending: list[Move] = field(default_factory=list)
+    passed_by: dict[str, dict[str, int]] = field(default_factory=dict)
+    tiers_told: dict[str, RewardTier | None] = field(default_factory=dict)
+    rules: RankRules | None = None
+    rules_read_at: float = float("-inf")
     # Followed players in the order their ranks are looked at for passes, a round at a time.
     pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
 

@@ -25,7 +25,7 @@ from config.building_blocks.errors import DomainError, NotFound
 from seasons.models import Season, SeasonState
 from seasons.selectors import seasons_of_hidden_boards
 
-from . import clan_board, delivery, friends, messages
+from . import clan_board, delivery, friends, messages, rank_events
 from .messages import encode
 from .notices import season_group
 from .outbox import CLOSE_SEASON_CLOSED, Subscriber
@@ -161,6 +161,8 @@ class Ticker:
                 del sockets.player_followers[player_id]
                 sockets.standings_told.pop(player_id, None)
                 sockets.player_told_at.pop(player_id, None)
+                sockets.passed_by.pop(player_id, None)
+                sockets.tiers_told.pop(player_id, None)
 
     def _stop_watching(self, sockets: SeasonSockets) -> None:
         season_id = sockets.season.pk
@@ -210,6 +212,8 @@ class Ticker:
                 sockets.players_named.update(
                     p for p in players if p in sockets.player_followers or p in sockets.friend_views
                 )
+            if notice.get("moves") and sockets.player_followers:
+                rank_events.moves_note(sockets, [tuple(move) for move in notice["moves"]])
             sockets.changed = True
             sockets.wake.set()
 
@@ -330,10 +334,17 @@ class Ticker:
             # they were passed: the read grows with the budget, not with the sockets.
             named, sockets.players_named = sockets.players_named, set()
             every_player, sockets.every_player_named = sockets.every_player_named, False
+            # The followed players the moves since the last tick passed: read now, with the
+            # nearest of those who passed them.
+            passed = rank_events.passes_find(sockets)
             if every_player:
                 checked = [*sockets.player_followers, *sockets.friend_views]
             else:
-                checked = [*named, *sockets.players_to_check(int(sockets.budget.available()))]
+                checked = [
+                    *named,
+                    *passed,
+                    *sockets.players_to_check(int(sockets.budget.available())),
+                ]
         player_ids = list(dict.fromkeys([*checked, *wanted]))
         tops = [*sockets.top_followers, *(sub.top for sub in newcomers)]
         top = max(tops, default=0) if (read_changes or newcomers) else 0
@@ -344,6 +355,7 @@ class Ticker:
                 if sub.player_id is not None and sub.around > 0
             )
         )
+        rules_due = time.monotonic() >= sockets.rules_read_at + REFRESH_SECONDS
         try:
             reading = await read_for_tick_in_thread(
                 sockets.season,
@@ -351,11 +363,15 @@ class Ticker:
                 player_ids=player_ids,
                 arounds=arounds,
                 segment=sockets.segment,
+                named=rank_events.passers_to_read(sockets) if read_changes else None,
+                rules=rules_due,
             )
         except BaseException:
             sockets.awaiting_snapshot[:0] = [sub for sub in newcomers if sub.open]
             sockets.new_follows[:0] = follows
             raise
+        if rules_due:
+            sockets.rules_read_at = time.monotonic()
         # Players first: each of their messages concerns one socket, so a top that goes to
         # every socket of the process never holds them back.
         await delivery.players_deliver(sockets, reading)

@@ -79,6 +79,7 @@ from .whole import StandingsNotWhole, standings_mark_whole, standings_whole
 from .writes import (
     UNREAD,
     Mirrored,
+    Move,
     NotWhole,
     StandingWrite,
     compare_and_set,
@@ -97,6 +98,7 @@ __all__ = [
     "UNREAD",
     "BatchRead",
     "Mirrored",
+    "Move",
     "NotWhole",
     "ProfileEntry",
     "SharedAnswer",

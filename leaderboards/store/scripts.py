@@ -169,8 +169,9 @@ return 1
 # it builds gets the write too, so a result committed after the rebuild read PostgreSQL is not
 # lost by the swap. The member's segment sets follow (see "Segments"). Returns what it wrote, the
 # set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false), a
-# member it wrote (or false) and the members written with entry "?" that hold none (the caller
-# reads theirs and writes them again with it).
+# member it wrote (or false), the members written with entry "?" that hold none (the caller
+# reads theirs and writes them again with it), and the moves: each member whose score the write
+# changed, its score before ('' for none) and after, which the live push tells "overtaken" by.
 MIRROR = (
     _LUA_SEGMENTS
     + """
@@ -179,6 +180,7 @@ local corrected = redis.call('EXISTS', KEYS[6]) == 1
 local written = 0
 local one = false
 local unplaced = {}
+local moves = {}
 for i = 2, #ARGV, 4 do
   local member = ARGV[i]
   local current = true
@@ -187,7 +189,12 @@ for i = 2, #ARGV, 4 do
     current = not since or (ARGV[i + 2] ~= '' and tonumber(ARGV[i + 2]) > tonumber(since))
   end
   if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
-    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i + 1], member)
+    local before = redis.call('ZSCORE', KEYS[1], member)
+    if redis.call('ZADD', KEYS[1], ARGV[1], 'CH', ARGV[i + 1], member) == 1 then
+      moves[#moves + 1] = member
+      moves[#moves + 1] = before or ''
+      moves[#moves + 1] = ARGV[i + 1]
+    end
     if not live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1]) and ARGV[i + 3] == '?' then
       unplaced[#unplaced + 1] = member
     end
@@ -199,7 +206,7 @@ for i = 2, #ARGV, 4 do
     one = member
   end
 end
-return {written, redis.call('GET', KEYS[5]), one, unplaced}
+return {written, redis.call('GET', KEYS[5]), one, unplaced, moves}
 """
 )
 

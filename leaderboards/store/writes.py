@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -60,6 +60,10 @@ class StandingWrite:
     segments: str = ""
 
 
+# A standing a write moved: (player id, composite before or None, composite after).
+Move = tuple[str, int | None, int]
+
+
 @dataclass(frozen=True, slots=True)
 class NotWhole:
     """A season the mirror wrote whose sets (some shard's, at least) are not marked whole: new,
@@ -80,6 +84,9 @@ class Mirrored:
     not_whole: dict[int, NotWhole]  # by season id
     # Players written with UNREAD segments whose set holds none, by season id.
     unplaced: dict[int, list[str]]
+    # The standings the writes moved, by season id, in the order written: each player with
+    # their composite before (None: they had none) and after.
+    moves: dict[int, list[Move]] = field(default_factory=dict)
 
 
 def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
@@ -116,6 +123,7 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     written = 0
     not_whole: dict[int, NotWhole] = {}
     unplaced: dict[int, list[str]] = {}
+    moves: dict[int, list[Move]] = {}
     for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
         written += int(reply[0])
         if reply[1] != identity:
@@ -124,7 +132,13 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
                 found.written[shard] = reply[2]
         if reply[3]:
             unplaced.setdefault(season_id, []).extend(reply[3])
-    return Mirrored(written, not_whole, unplaced)
+        if reply[4]:
+            moved = reply[4]
+            moves.setdefault(season_id, []).extend(
+                (moved[i], int(float(moved[i + 1])) if moved[i + 1] else None, int(moved[i + 2]))
+                for i in range(0, len(moved), 3)
+            )
+    return Mirrored(written, not_whole, unplaced, moves)
 
 
 def acknowledged_run(commands: Commands) -> list[Any]:

@@ -459,6 +459,29 @@
       }
     }
 
+    /* The page's player was overtaken, crossed a top-N threshold or changed reward tier: one
+       short line that the next event replaces (neighbours' events are not shown). */
+    const notice = section.querySelector("[data-rank-notice]");
+    const name = section.dataset.playerName || playerId;
+    function showRankEvent(message) {
+      let text = null;
+      if (message.type === "overtaken" && message.by.length) {
+        const others = message.by.length - 1;
+        text = `${message.by[0].display_name}${others ? ` and ${others} more` : ""} passed ${name
+          }: now #${grouped(message.rank)}.`;
+      } else if (message.type === "threshold") {
+        text = message.entered ? `${name} entered the top ${grouped(message.top)}.`
+          : `${name} dropped out of the top ${grouped(message.top)}.`;
+      } else if (message.type === "tier") {
+        text = message.tier ? `If the season ended now: ${message.tier.reward_code}.`
+          : "If the season ended now: no reward.";
+      }
+      if (notice && text) {
+        notice.textContent = text;
+        notice.hidden = false;
+      }
+    }
+
     function showStanding(standing) {
       setStat("rank", standing.rank === null ? "Not ranked" : `#${grouped(standing.rank)}`);
       // The chart's caption says where the line ends "now": the live rank, not the last sample.
@@ -539,6 +562,8 @@
             showStanding(message);
           }
           scheduleRefresh(source);
+        } else if (message.player_id === playerId) {
+          showRankEvent(message);
         }
       },
       onSeasonClosed: (message) => seasonClosedNotice(section, status, message),

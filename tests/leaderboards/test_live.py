@@ -155,12 +155,13 @@ def test_a_player_is_told_when_someone_passes_them_and_when_they_climb(scores):
         communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p2")
         await sync_to_async(scores)(p3=250)
         passed = await communicator.receive_json_from(timeout=WAIT)
+        overtaken = await communicator.receive_json_from(timeout=WAIT)
         await sync_to_async(scores)(p2=500)
         climbed = await communicator.receive_json_from(timeout=WAIT)
         await communicator.disconnect()
-        return [passed, climbed]
+        return [passed, overtaken, climbed]
 
-    passed, climbed = async_to_sync(scenario)()
+    passed, overtaken, climbed = async_to_sync(scenario)()
 
     assert passed == {
         "seq": 2,
@@ -173,7 +174,17 @@ def test_a_player_is_told_when_someone_passes_them_and_when_they_climb(scores):
         "total_players": 3,
         "percentile": 33.33,
     }
-    assert (climbed["seq"], climbed["rank"], climbed["points"]) == (3, 1, 700)
+    # Who passed them comes right after the rank it changed (docs/websocket.md, "Rank events").
+    assert overtaken == {
+        "seq": 3,
+        "type": "overtaken",
+        "board": "global",
+        "season": "s1",
+        "player_id": "p2",
+        "rank": 3,
+        "by": [{"player_id": "p3", "display_name": "p3", "rank": 2, "points": 250}],
+    }
+    assert (climbed["seq"], climbed["rank"], climbed["points"]) == (4, 1, 700)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -187,6 +198,8 @@ def test_past_the_fan_out_being_passed_waits_its_turn_but_a_players_own_score_do
         communicator, _ = await open_socket("/ws/v1/leaderboard/global/?top=0&player_id=p2")
         await sync_to_async(scores)(p3=250)
         passed = await communicator.receive_json_from(timeout=WAIT)
+        overtaken = await communicator.receive_json_from(timeout=WAIT)
+        assert (overtaken["type"], overtaken["by"][0]["player_id"]) == ("overtaken", "p3")
         await sync_to_async(scores)(p4=260)
         held_back = await communicator.receive_nothing(timeout=1)
         await sync_to_async(scores)(p2=100)
@@ -199,7 +212,7 @@ def test_past_the_fan_out_being_passed_waits_its_turn_but_a_players_own_score_do
     assert (passed["seq"], passed["rank"], passed["points"]) == (2, 3, 200)
     assert held_back is True
     # p1 reached 300 first; the message carries the rank as it is now, p4's pass included
-    assert (own["seq"], own["rank"], own["points"]) == (3, 2, 300)
+    assert (own["seq"], own["rank"], own["points"]) == (4, 2, 300)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -450,18 +463,24 @@ def test_one_read_per_tick_serves_every_socket_of_the_process(scores, monkeypatc
         ]
         reads.clear()
         await sync_to_async(scores)(leader=10_000)
-        pushed = [await communicator.receive_json_from(timeout=WAIT) for communicator in sockets]
-        pushed += [await communicator.receive_json_from(timeout=WAIT) for communicator in sockets]
+        pushed = []
+        for communicator in sockets:
+            # Each socket's player (with its rank events), then the top.
+            while not pushed or pushed[-1]["type"] != "top":
+                pushed.append(await communicator.receive_json_from(timeout=WAIT))
+            pushed.append({"type": "next socket"})
         for communicator in sockets:
             await communicator.disconnect()
         return pushed
 
     pushed = async_to_sync(scenario)()
 
-    assert reads == [30]
+    # One read: the 30 followed players and the one who passed them all, to name them.
+    assert reads == [31]
     player_messages = sorted((m["player_id"], m["rank"]) for m in pushed if m["type"] == "player")
     assert player_messages == sorted((f"p{i}", 31 - i) for i in range(30))
     assert sum(1 for m in pushed if m["type"] == "top") == 30
+    assert sum(1 for m in pushed if m["type"] == "overtaken") == 30
 
 
 def test_an_unsent_message_is_replaced_by_a_newer_one_of_its_kind():

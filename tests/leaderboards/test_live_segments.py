@@ -64,7 +64,7 @@ def test_a_segment_socket_gets_the_segments_snapshot_top_and_passes(client, rank
         whole_after_fr = await whole_socket.receive_json_from(timeout=WAIT)
         quiet = await segment_socket.receive_nothing(timeout=0.5)
         await sync_to_async(ranked)("de3", 220, "DE")
-        received = [await segment_socket.receive_json_from(timeout=WAIT) for _ in range(2)]
+        received = [await segment_socket.receive_json_from(timeout=WAIT) for _ in range(3)]
         await segment_socket.disconnect()
         await whole_socket.disconnect()
         return [snapshot, whole, whole_after_fr, quiet, *received]
@@ -83,6 +83,16 @@ def test_a_segment_socket_gets_the_segments_snapshot_top_and_passes(client, rank
     assert [e["player_id"] for e in by_type["top"]["entries"]] == ["de1", "de3", "de2"]
     assert by_type["top"]["segment"] == "country:DE"
     assert (by_type["player"]["rank"], by_type["player"]["total_players"]) == (3, 3)
+    # fr2 passed de2 on the whole board, not within Germany: only de3 overtook them there.
+    assert {k: v for k, v in by_type["overtaken"].items() if k != "seq"} == {
+        "type": "overtaken",
+        "board": "ranked",
+        "season": "r1",
+        "segment": "country:DE",
+        "player_id": "de2",
+        "rank": 3,
+        "by": [{"player_id": "de3", "display_name": "de3", "rank": 2, "points": 220}],
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -119,7 +129,7 @@ def test_a_socket_follows_a_clans_members_ranked_among_themselves(server, ranked
         )
         # r2 passes r1 within the clan: a new top and a climb, ranked within the clan.
         await sync_to_async(ranked)("r2", 150)
-        received = [await clan_socket.receive_json_from(timeout=WAIT) for _ in range(2)]
+        received = [await clan_socket.receive_json_from(timeout=WAIT) for _ in range(3)]
         await clan_socket.disconnect()
         return [snapshot, *received]
 
@@ -131,6 +141,9 @@ def test_a_socket_follows_a_clans_members_ranked_among_themselves(server, ranked
     by_type = {message["type"]: message for message in received}
     assert [e["player_id"] for e in by_type["top"]["entries"]] == ["r2", "r1"]
     assert (by_type["player"]["rank"], by_type["player"]["segment"]) == (1, "clan:red")
+    # Thresholds count within the segment: r2 is now first of their clan.
+    assert (by_type["threshold"]["top"], by_type["threshold"]["entered"]) == (1, True)
+    assert by_type["threshold"]["segment"] == "clan:red"
 
 
 @pytest.mark.django_db(transaction=True)

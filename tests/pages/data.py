@@ -36,13 +36,15 @@ def player_id(n: int) -> str:
     return f"p{n:03d}"
 
 
+def display_name(n: int) -> str:
+    """Player n's display name (numbered once the list runs out)."""
+    return NAMES[(n - 1) % len(NAMES)] + ("" if n <= len(NAMES) else f" {n}")
+
+
 def players(count: int) -> list[Player]:
-    """Players p001..p<count>, with display names (numbered once the list runs out)."""
+    """Players p001..p<count>, with display names."""
     return [
-        PlayerFactory(
-            player_id=player_id(n),
-            display_name=NAMES[(n - 1) % len(NAMES)] + ("" if n <= len(NAMES) else f" {n}"),
-        )
+        PlayerFactory(player_id=player_id(n), display_name=display_name(n))
         for n in range(1, count + 1)
     ]
 

@@ -294,6 +294,10 @@ def test_the_player_page_shows_around_me_history_and_live_rank(
         timeout=2_000,
     )
     assert page.inner_text('.rank-chart [data-stat="rank-now"]') == "#16"
+    # And a short notice says who it was (the socket's `overtaken`).
+    notice = page.locator("[data-rank-notice]")
+    notice.wait_for(state="visible", timeout=PAGE_WAIT_MS)
+    assert notice.inner_text() == f"{data.display_name(17)} passed John von Neumann: now #16."
     page.wait_for_function(
         """() => [...document.querySelectorAll('.player-season [data-rows] tr')]
             .map(row => row.dataset.playerId).join() ===

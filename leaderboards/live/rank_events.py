@@ -1,0 +1,184 @@
+"""Rank events for the sockets following a player: `overtaken` (who came from below to above
+them), `threshold` (they entered or left a board's top N) and `tier` (the reward they would get
+if the season closed now changed).
+
+Nothing is polled for them. The mirror's notices carry each standing it moved with its composite
+before and after (notices.py); a followed player whose composite lies between the two was
+passed by that player, found with a binary search over the followed players' composites (so a
+tick costs O(moves × log followed), not O(moves × followed)). Those players are read at the tick
+(their standing changed, so they are told anyway), with the nearest of their passers; the
+thresholds and tiers follow from the standing told before and the one told now.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from seasons.models import Season
+from seasons.reward_tiers import RewardTier, tier_edges, tier_for_rank
+
+from ..store import Move
+from .messages import encode
+from .reading import OrdinalStanding, RankRules, TickReading
+from .season_sockets import SeasonSockets
+
+# Players named in one `overtaken` message, the nearest first.
+OVERTAKEN_BY = 5
+# Passers kept for a player not told yet, before the farthest are let go.
+MAX_PASSERS_KEPT = 50
+# Moves a season's sockets keep between two ticks; beyond them the oldest are dropped (their
+# passes then go untold, though the ranks they changed are still pushed).
+MAX_PENDING_MOVES = 50_000
+
+
+def moves_note(sockets: SeasonSockets, moves: list[Move]) -> None:
+    """Keep a notice's moves for the next tick."""
+    sockets.moves_pending.extend(moves)
+    if len(sockets.moves_pending) > MAX_PENDING_MOVES:
+        del sockets.moves_pending[:-MAX_PENDING_MOVES]
+
+
+def passes_find(sockets: SeasonSockets) -> list[str]:
+    """Turn the moves since the last tick into who passed each followed player (kept until the
+    player is told); returns the followed players passed."""
+    moves, sockets.moves_pending = sockets.moves_pending, []
+    if not moves or not sockets.player_followers:
+        return []
+    # Ranked order is (composite, member) from the bottom: Redis breaks a tie of composites by
+    # member, the one sorting last first.
+    followed = sorted(
+        (standing[1], player_id)
+        for player_id, standing in sockets.standings_told.items()
+        if standing is not None
+    )
+    passed: list[str] = []
+    for mover, before, after in moves:
+        low = 0 if before is None else bisect.bisect_right(followed, (before, mover))
+        high = bisect.bisect_left(followed, (after, mover))
+        for _, player_id in followed[low:high]:
+            if player_id != mover:
+                passers = sockets.passed_by.setdefault(player_id, {})
+                passers[mover] = after
+                if len(passers) > MAX_PASSERS_KEPT:
+                    # Only the nearest are ever named: keep those.
+                    nearest = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
+                    sockets.passed_by[player_id] = {m: passers[m] for m in nearest}
+                passed.append(player_id)
+    return list(dict.fromkeys(passed))
+
+
+def passers_to_read(sockets: SeasonSockets) -> list[str]:
+    """The passers worth reading for each followed player not told yet: the nearest above them
+    (the lowest composites after the pass), a few more than a message names, since some may
+    have been passed back since."""
+    wanted: list[str] = []
+    for passers in sockets.passed_by.values():
+        nearest = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
+        wanted.extend(nearest)
+    return list(dict.fromkeys(wanted))
+
+
+def rules_of(reading: TickReading, sockets: SeasonSockets) -> RankRules | None:
+    if reading.rules is not None:
+        sockets.rules = reading.rules
+    return sockets.rules
+
+
+def follower_start(sockets: SeasonSockets, player_id: str, reading: TickReading) -> None:
+    """A newly followed player's tier as it stands: a later change of it is told."""
+    rules = rules_of(reading, sockets)
+    standing = reading.standings[player_id]
+    if rules is not None:
+        rank = None if standing is None else standing[0]
+        sockets.tiers_told[player_id] = tier_for_rank(rules.tiers, rank, reading.total_players)
+
+
+def events_of(
+    sockets: SeasonSockets,
+    reading: TickReading,
+    player_id: str,
+    told: OrdinalStanding,
+    standing: OrdinalStanding,
+) -> list[tuple[str, str]]:
+    """The rank events of a followed player whose standing went from `told` to `standing`, as
+    (outbox kind, body) pairs; forgets the passes they tell."""
+    season = sockets.season
+    rank = None if standing is None else standing[0]
+    found: list[tuple[str, str]] = []
+    passers = sockets.passed_by.pop(player_id, None)
+    if passers and standing is not None:
+        by = _overtaken_by(reading, passers, standing)
+        if by:
+            found.append(
+                (
+                    f"overtaken:{player_id}",
+                    encode(_message("overtaken", season, reading, player_id, rank, by=by)),
+                )
+            )
+    rules = rules_of(reading, sockets)
+    if rules is None:
+        return found
+    told_rank = None if told is None else told[0]
+    for top in sorted({*rules.thresholds, *tier_edges(rules.tiers, reading.total_players)}):
+        was_in = told_rank is not None and told_rank <= top
+        is_in = rank is not None and rank <= top
+        if was_in != is_in:
+            body = _message("threshold", season, reading, player_id, rank, top=top, entered=is_in)
+            found.append((f"threshold:{player_id}:{top}", encode(body)))
+    tier = tier_for_rank(rules.tiers, rank, reading.total_players)
+    if player_id in sockets.tiers_told and sockets.tiers_told[player_id] != tier:
+        previous = sockets.tiers_told[player_id]
+        body = _message(
+            "tier", season, reading, player_id, rank, tier=_tier(tier), previous=_tier(previous)
+        )
+        found.append((f"tier:{player_id}", encode(body)))
+    sockets.tiers_told[player_id] = tier
+    return found
+
+
+def _overtaken_by(
+    reading: TickReading, passers: dict[str, int], standing: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """The passers still above the player, the nearest first, as a message names them."""
+    above = [
+        entry
+        for mover in passers
+        if (entry := reading.named.get(mover)) is not None and entry["rank"] < standing[0]
+    ]
+    above.sort(key=lambda entry: -entry["rank"])
+    return [
+        {key: entry[key] for key in ("player_id", "display_name", "rank", "points")}
+        for entry in above[:OVERTAKEN_BY]
+    ]
+
+
+def _tier(tier: RewardTier | None) -> dict[str, Any] | None:
+    if tier is None:
+        return None
+    return {
+        "reward_code": tier.reward_code,
+        "rank_from": tier.rank_from,
+        "rank_to": tier.rank_to,
+        "top_percent": None if tier.top_percent is None else float(tier.top_percent),
+    }
+
+
+def _message(
+    kind: str,
+    season: Season,
+    reading: TickReading,
+    player_id: str,
+    rank: int | None,
+    **fields: Any,
+) -> dict[str, Any]:
+    segment = {} if reading.segment is None else {"segment": reading.segment}
+    return {
+        "type": kind,
+        "board": season.board.slug,
+        "season": season.slug,
+        **segment,
+        "player_id": player_id,
+        "rank": rank,
+        **fields,
+    }
