@@ -29,6 +29,7 @@ from seasons.scoring import composite_for
 from . import heals, live, store
 from .segments import segment_entries
 from .snapshots import rebuilt_segmented, season_composites
+from .thresholds import crossings_announce, thresholds_wanted
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,15 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         for season in Season.objects.filter(pk__in={c.season_id for c in changes})
         .exclude(state=SeasonState.CLOSED)
         .select_related("board")
-        .only("shards", "board__segment_dimensions", "board__score_operator", "board__sort_order")
+        .only(
+            "slug",
+            "shards",
+            "board__slug",
+            "board__segment_dimensions",
+            "board__score_operator",
+            "board__sort_order",
+            "board__rank_thresholds",
+        )
     }
     live_changes = [c for c in changes if c.season_id in live_seasons]
     # Players' segment values and clan are read from PostgreSQL only for those Redis does not
@@ -84,7 +93,8 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             for c in changes
         ]
 
-    mirrored = store.mirror_standings(writes(live_changes, None))
+    edges = thresholds_wanted(live_seasons.values())
+    mirrored = store.mirror_standings(writes(live_changes, None), edges)
     moves = {season_id: list(moved) for season_id, moved in mirrored.moves.items()}
     if mirrored.unplaced:
         entries = _entries_by_season(
@@ -100,10 +110,13 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
                     and c.player_id in mirrored.unplaced[c.season_id]
                 ],
                 entries,
-            )
+            ),
+            edges,
         )
         for season_id, moved in placed_again.moves.items():
             moves.setdefault(season_id, []).extend(moved)
+        for season_id, crossed in placed_again.crossings.items():
+            mirrored.crossings.setdefault(season_id, []).extend(crossed)
     _seasons_not_whole(mirrored.not_whole)
     if live_changes:
         players: dict[int, set[str]] = {}
@@ -111,8 +124,11 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             players.setdefault(change.season_id, set()).add(change.player_id)
         live.standings_changed(players, players, moves=moves)
     # Only after Redis has them: a crash before this leaves the rows for a redelivery or the
-    # sweep, and writing them twice changes nothing.
-    with connection.cursor() as cursor:
+    # sweep, and writing them twice changes nothing. The thresholds' events go in the same
+    # transaction (a crash between the Redis write and this commit loses those events: a
+    # second write of the same standings crosses nothing).
+    with transaction.atomic(), connection.cursor() as cursor:
+        crossings_announce(live_seasons, mirrored.crossings)
         cursor.execute(
             "DELETE FROM matches_pendingstanding WHERE id = ANY(%s)",
             [sorted(c.pending_id for c in changes)],

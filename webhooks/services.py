@@ -12,7 +12,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from config.building_blocks.errors import InvalidInput
@@ -27,21 +26,10 @@ from .models import (
     WebhookEndpoint,
     WebhookEvent,
 )
+from .selectors import endpoints_wanting
 
 # Events written per INSERT when a change emits many (the rewards of a close, in pages).
 EVENTS_PER_INSERT = 50
-
-
-def _endpoints_wanting(event_type: str, board: Board | None) -> QuerySet[WebhookEndpoint]:
-    """The active endpoints that take this type (none listed: every type) and, for an event of
-    a board, that board (none listed: every board). An event of no board goes to them all."""
-    endpoints = WebhookEndpoint.objects.filter(active=True).filter(
-        Q(event_types=[]) | Q(event_types__contains=[event_type])
-    )
-    if board is None:
-        return endpoints
-    chosen = WebhookEndpoint.boards.through.objects.filter(webhookendpoint_id=OuterRef("pk"))
-    return endpoints.filter(~Exists(chosen) | Exists(chosen.filter(board_id=board.pk)))
 
 
 def _deliveries_owed(
@@ -87,7 +75,11 @@ def webhook_events_emit(
     pages = iter(data_pages)
     written = 0
     with transaction.atomic():
-        endpoint_ids = list(_endpoints_wanting(event_type, board).values_list("pk", flat=True))
+        endpoint_ids = list(
+            endpoints_wanting(event_type, None if board is None else board.pk).values_list(
+                "pk", flat=True
+            )
+        )
         if not endpoint_ids:
             return 0
         while chunk := list(islice(pages, EVENTS_PER_INSERT)):

@@ -35,3 +35,5 @@ if "global_keyprefix" in CELERY_BROKER_TRANSPORT_OPTIONS:
 
 # The tests' webhook receivers listen on 127.0.0.1; tests of the guard turn this off.
 WEBHOOK_ALLOW_PRIVATE_URLS = True
+# An endpoint a test adds is wanted at once.
+WEBHOOK_WANTED_CACHE_SECONDS = 0

@@ -78,6 +78,7 @@ from .rows import BatchRead, Standing
 from .whole import StandingsNotWhole, standings_mark_whole, standings_whole
 from .writes import (
     UNREAD,
+    Crossing,
     Mirrored,
     Move,
     NotWhole,
@@ -97,6 +98,7 @@ __all__ = [
     "CLANS",
     "UNREAD",
     "BatchRead",
+    "Crossing",
     "Mirrored",
     "Move",
     "NotWhole",

@@ -163,15 +163,17 @@ return 1
 )
 
 
-# The mirror's write: ARGV[1] is GT (scores only rise) or LT, then member, score, stamp, entry
+# The mirror's write: ARGV[1] is GT (scores only rise) or LT, ARGV[2] the top-N thresholds whose
+# crossings to report (ascending, comma-separated; "" for none), then member, score, stamp, entry
 # quadruples. Banned players are skipped, and so is a write older than the member's correction
 # (its stamp below the correction's, see CORRECT); while a rebuild runs (KEYS[3] exists) the set
 # it builds gets the write too, so a result committed after the rebuild read PostgreSQL is not
 # lost by the swap. The member's segment sets follow (see "Segments"). Returns what it wrote, the
-# set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false), a
-# member it wrote (or false), the members written with entry "?" that hold none (the caller
-# reads theirs and writes them again with it), and the moves: each member whose score the write
-# changed, its score before ('' for none) and after, which the live push tells "overtaken" by.
+# set's "whole" marker (KEYS[5]: the identity of the database that marked it, or false), a member
+# it wrote (or false), the members written with entry "?" that hold none (the caller reads theirs
+# and writes them again with it), and the moves: each member whose score the write changed, its
+# score before ('' for none) and after, which the live push tells "overtaken" by; and the
+# thresholds' crossings: member, N, 1 (entered the top N) or 0 (left it), rank after.
 MIRROR = (
     _LUA_SEGMENTS
     + """
@@ -181,7 +183,27 @@ local written = 0
 local one = false
 local unplaced = {}
 local moves = {}
-for i = 2, #ARGV, 4 do
+local crossings = {}
+local thresholds = {}
+for n in string.gmatch(ARGV[2], '%d+') do thresholds[#thresholds + 1] = tonumber(n) end
+local deepest = thresholds[#thresholds]
+-- The score at the deepest threshold's edge (nil: no thresholds; false: fewer members than
+-- that, so every write may cross one): a write that neither starts nor ends at or above it
+-- crosses none, and costs no rank.
+local function edge_score()
+  if not deepest then return nil end
+  local at = redis.call('ZREVRANGE', KEYS[1], deepest - 1, deepest - 1, 'WITHSCORES')
+  if #at == 0 then return false end
+  return tonumber(at[2])
+end
+local edge = edge_score()
+local function crossed(member, top, entered, rank)
+  crossings[#crossings + 1] = member
+  crossings[#crossings + 1] = top
+  crossings[#crossings + 1] = entered
+  crossings[#crossings + 1] = rank
+end
+for i = 3, #ARGV, 4 do
   local member = ARGV[i]
   local current = true
   if corrected then
@@ -190,10 +212,31 @@ for i = 2, #ARGV, 4 do
   end
   if current and redis.call('SISMEMBER', KEYS[2], member) == 0 then
     local before = redis.call('ZSCORE', KEYS[1], member)
+    local near = edge ~= nil and (edge == false or tonumber(ARGV[i + 1]) >= edge
+      or (before and tonumber(before) >= edge))
+    local was_at = near and before and redis.call('ZREVRANK', KEYS[1], member)
     if redis.call('ZADD', KEYS[1], ARGV[1], 'CH', ARGV[i + 1], member) == 1 then
       moves[#moves + 1] = member
       moves[#moves + 1] = before or ''
       moves[#moves + 1] = ARGV[i + 1]
+      if near then
+        -- 0-based ranks: in the top n means an index below n. Whoever the write pushed past
+        -- an edge, or pulled over it, crossed it the other way.
+        local now_at = redis.call('ZREVRANK', KEYS[1], member)
+        for _, n in ipairs(thresholds) do
+          local was_in = was_at and was_at < n
+          if now_at < n and not was_in then
+            crossed(member, n, 1, now_at + 1)
+            local out = redis.call('ZREVRANGE', KEYS[1], n, n)
+            if #out == 1 then crossed(out[1], n, 0, n + 1) end
+          elseif was_in and now_at >= n then
+            crossed(member, n, 0, now_at + 1)
+            local pulled = redis.call('ZREVRANGE', KEYS[1], n - 1, n - 1)
+            if #pulled == 1 then crossed(pulled[1], n, 1, n) end
+          end
+        end
+        edge = edge_score()
+      end
     end
     if not live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1]) and ARGV[i + 3] == '?' then
       unplaced[#unplaced + 1] = member
@@ -206,7 +249,7 @@ for i = 2, #ARGV, 4 do
     one = member
   end
 end
-return {written, redis.call('GET', KEYS[5]), one, unplaced, moves}
+return {written, redis.call('GET', KEYS[5]), one, unplaced, moves, crossings}
 """
 )
 

@@ -65,6 +65,17 @@ Move = tuple[str, int | None, int]
 
 
 @dataclass(frozen=True, slots=True)
+class Crossing:
+    """A player who entered (or left) the top `top` with a mirror write: theirs, or another's
+    that pushed them out or pulled them in; `rank` is theirs just after."""
+
+    player_id: str
+    top: int
+    entered: bool
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
 class NotWhole:
     """A season the mirror wrote whose sets (some shard's, at least) are not marked whole: new,
     or lost with its Redis (the caller tells which: leaderboards/services.py)."""
@@ -87,14 +98,19 @@ class Mirrored:
     # The standings the writes moved, by season id, in the order written: each player with
     # their composite before (None: they had none) and after.
     moves: dict[int, list[Move]] = field(default_factory=dict)
+    # The top-N thresholds the writes made players cross, by season id, in order.
+    crossings: dict[int, list[Crossing]] = field(default_factory=dict)
 
 
-def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
+def mirror_standings(
+    writes: Iterable[StandingWrite], thresholds: Mapping[int, Sequence[int]] | None = None
+) -> Mirrored:
     """Mirror standings with ZADD GT (or LT): never moves a score back, so replays and tasks
     arriving out of order are harmless. Banned players are skipped, and so are writes older
     than the player's correction (by stamp); while a rebuild is building the season's next set,
     the write goes to that set too (see rebuild_standings). One script call per season, all in
-    one round trip."""
+    one round trip. `thresholds` (by season id) are the top-N edges whose crossings to report,
+    on seasons of one set: a sharded season's ranks are no one shard's to tell."""
     groups: dict[tuple[int, int, int, bool], list[str]] = {}
     for write in writes:
         shard = shard_of(write.player_id, write.shards)
@@ -113,7 +129,13 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
             ScriptCall(
                 MIRROR,
                 list(season_keys(season_id, shards, shard)),
-                ["LT" if worsening else "GT", *members],
+                [
+                    "LT" if worsening else "GT",
+                    ",".join(map(str, sorted((thresholds or {}).get(season_id, ()))))
+                    if shards == 1
+                    else "",
+                    *members,
+                ],
             )
         )
         for (season_id, shards, shard, worsening), members in groups.items()
@@ -124,6 +146,7 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
     not_whole: dict[int, NotWhole] = {}
     unplaced: dict[int, list[str]] = {}
     moves: dict[int, list[Move]] = {}
+    crossings: dict[int, list[Crossing]] = {}
     for (season_id, shards, shard, _), reply in zip(groups, replies, strict=True):
         written += int(reply[0])
         if reply[1] != identity:
@@ -138,7 +161,13 @@ def mirror_standings(writes: Iterable[StandingWrite]) -> Mirrored:
                 (moved[i], int(float(moved[i + 1])) if moved[i + 1] else None, int(moved[i + 2]))
                 for i in range(0, len(moved), 3)
             )
-    return Mirrored(written, not_whole, unplaced, moves)
+        if reply[5]:
+            crossed = reply[5]
+            crossings.setdefault(season_id, []).extend(
+                Crossing(crossed[i], int(crossed[i + 1]), crossed[i + 2] == 1, int(crossed[i + 3]))
+                for i in range(0, len(crossed), 4)
+            )
+    return Mirrored(written, not_whole, unplaced, moves, crossings)
 
 
 def acknowledged_run(commands: Commands) -> list[Any]:
