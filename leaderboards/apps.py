@@ -27,6 +27,7 @@ class LeaderboardsConfig(AppConfig):
             player_changed=tasks.queue_owed_player_refresh,
             profiles_changed=selectors.profiles_forget,
             standing_corrected=tasks.queue_standing_correction,
+            player_banned=tasks.queue_archive_corrections_after_ban,
         )
         # The seasons admin asks for rebuilds and closes through seasons/jobs.py.
         season_jobs.connect(rebuild=tasks.queue_season_rebuild, close=tasks.queue_season_close)

@@ -141,6 +141,15 @@ class BoardAdmin(admin.ModelAdmin):
                 )
             },
         ),
+        (
+            "Corrections",
+            {
+                "fields": ("correct_archive_on_ban",),
+                "description": "A ban after a close leaves the closed seasons' archives as they "
+                "are until an operator corrects them (Seasons: Correct the archive); with this, "
+                "the ban corrects them itself.",
+            },
+        ),
     )
     inlines = [RewardTierInline, SeasonInline]
 
