@@ -2,8 +2,11 @@
 correction re-ranks the archive and its rewards by the close's rule, marks the rows it changed,
 is audited and told to the webhooks in its transaction, and a second one changes nothing."""
 
+import csv
+import io
 from datetime import timedelta
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
@@ -16,6 +19,7 @@ from leaderboards.archive_corrections import (
     season_archive_correct,
     season_archive_correction_preview,
 )
+from leaderboards.exports import standings_export_csv, standings_export_parquet
 from leaderboards.models import ArchivedStanding, SeasonReward
 from matches.corrections import result_void
 from matches.models import MatchResult
@@ -386,3 +390,39 @@ def test_a_ban_corrects_the_archives_of_a_board_that_asks_for_it(
     assert [row[1] for row in archive(closed)][:3] == ["p05", "p02", "p03"]
     (audit,) = OperatorAction.objects.filter(action="correct_archive")
     assert audit.reason == "automatic, after the ban of p01"
+
+
+def test_corrected_rows_are_marked_in_the_history_the_exports_and_the_pages(closed, client):
+    player_ban(player_id="p00", reason="aimbot")
+    season_archive_correct(season=closed, actor=None)
+
+    history = client.get("/api/v1/players/p01/seasons").json()["seasons"]
+    assert [(h["season"], h["final_rank"], h["corrected"], h["closed_rank"]) for h in history] == [
+        ("past", 2, True, 3)
+    ]
+    (untouched,) = client.get("/api/v1/players/p05/seasons").json()["seasons"]
+    assert (untouched["final_rank"], untouched["corrected"], untouched["closed_rank"]) == (
+        1,
+        False,
+        None,
+    )
+    rank = client.get("/api/v1/leaderboard/players/p01", {"board": "arena", "season": "past"})
+    assert (rank.json()["rank"], rank.json()["corrected"]) == (2, True)
+
+    text = io.StringIO()
+    standings_export_csv(season=closed, out=text)
+    rows = list(csv.DictReader(io.StringIO(text.getvalue())))
+    assert [(r["rank"], r["player_id"], r["corrected"], r["closed_rank"]) for r in rows[:2]] == [
+        ("1", "p05", "false", ""),
+        ("2", "p01", "true", "3"),
+    ]
+    data = io.BytesIO()
+    standings_export_parquet(season=closed, out=data)
+    table = pq.read_table(io.BytesIO(data.getvalue()))
+    assert table.column("corrected").to_pylist()[:2] == [False, True]
+    assert table.column("closed_rank").to_pylist()[:2] == [None, 3]
+
+    page = client.get("/players/p01/").content.decode()
+    assert 'class="corrected" title="Corrected after the close (a ban or a void): #3 at' in page
+    board_page = client.get("/boards/arena/seasons/past/").content.decode()
+    assert board_page.count('class="corrected"') == 8
