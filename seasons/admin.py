@@ -17,6 +17,7 @@ from django.utils import timezone
 from config.building_blocks.admin import confirm_first, counted, in_zones
 from config.building_blocks.errors import Conflict
 
+from .admin_corrections import ArchiveCorrectionAdmin
 from .archive_exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import Board, RewardTier, ScheduleKind, Season, SeasonState
@@ -278,7 +279,7 @@ def _tiers_paying_no_one(board: Board) -> list[str]:
 
 
 @admin.register(Season)
-class SeasonAdmin(admin.ModelAdmin):
+class SeasonAdmin(ArchiveCorrectionAdmin, admin.ModelAdmin):
     list_display = (
         "slug",
         "board",
@@ -356,6 +357,7 @@ class SeasonAdmin(admin.ModelAdmin):
         "preview_rewards",
         "export_csv",
         "export_parquet",
+        "correct_archive",
     ]
     change_form_template = "admin/seasons/season/change_form.html"
 
@@ -365,6 +367,7 @@ class SeasonAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
+            *self.archive_correction_urls(),
             path(
                 "<path:object_id>/rewards-preview/",
                 self.admin_site.admin_view(self.rewards_preview_view),

@@ -301,6 +301,10 @@ class Season(models.Model):
         permissions = [
             ("close_season", "Can close a season now (archive and rewards cannot be undone)"),
             ("rebuild_season", "Can rebuild a season's leaderboard from PostgreSQL"),
+            (
+                "correct_archive",
+                "Can correct a closed season's archive (re-rank it, revoke and grant rewards)",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -26,6 +26,7 @@ from matches.models import MatchResult
 from matches.services import player_ban
 from seasons.models import RewardTier, Season
 from tests.factories import BoardFactory, SeasonFactory, WebhookEndpointFactory
+from tests.staff import staff
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -426,3 +427,46 @@ def test_corrected_rows_are_marked_in_the_history_the_exports_and_the_pages(clos
     assert 'class="corrected" title="Corrected after the close (a ban or a void): #3 at' in page
     board_page = client.get("/boards/arena/seasons/past/").content.decode()
     assert board_page.count('class="corrected"') == 8
+
+
+def admin_page(closed) -> str:
+    return f"/admin/seasons/season/{closed.pk}/archive-correction/"
+
+
+def test_a_view_only_account_sees_the_preview_but_cannot_correct(closed, client):
+    looker = staff(client, "support", every_view=True)
+    player_ban(player_id="p00", reason="aimbot")
+    before = written(closed)
+
+    page = looker.get(admin_page(closed))
+    forged = looker.post(admin_page(closed), {"reason": "forged"})
+    action = looker.post(
+        "/admin/seasons/season/", {"action": "correct_archive", "_selected_action": [closed.pk]}
+    )
+
+    assert page.status_code == 200
+    assert page.context["preview"].moved == 9
+    assert "Yes, correct the archive" not in page.content.decode()
+    assert forged.status_code == 403
+    # Back to the list: the account is offered no such action.
+    assert (action.status_code, action["Location"]) == (302, "/admin/seasons/season/")
+    assert written(closed) == before
+    assert ArchivedStanding.objects.filter(season=closed, player_id="p00").exists()
+
+
+def test_the_correct_archive_permission_corrects_from_the_preview_page(closed, client):
+    operator = staff(client, "operator", "view_season", "correct_archive")
+    player_ban(player_id="p00", reason="aimbot")
+
+    opened = operator.post(
+        "/admin/seasons/season/", {"action": "correct_archive", "_selected_action": [closed.pk]}
+    )
+    assert opened.status_code == 302 and opened["Location"] == admin_page(closed)
+    assert "Yes, correct the archive" in operator.get(admin_page(closed)).content.decode()
+
+    done = operator.post(admin_page(closed), {"reason": "caught after the close"})
+
+    assert done.status_code == 302
+    assert not ArchivedStanding.objects.filter(season=closed, player_id="p00").exists()
+    (audit,) = OperatorAction.objects.filter(action="correct_archive")
+    assert (audit.actor_name, audit.reason) == ("operator", "caught after the close")
