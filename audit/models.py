@@ -1,5 +1,5 @@
 """The audit log: what each operator did to the game (bans, closes, rebuilds, rules, voids,
-reward tiers, shards, game-server keys),
+reward tiers, shards, game-server keys, corrections of closed seasons' archives),
 when and why. Rows are written by the services that do the actions and are never changed."""
 
 from django.conf import settings
@@ -19,6 +19,7 @@ class OperatorActionKind(models.TextChoices):
     REWARD_TIERS = "reward_tiers", "Change a board's reward tiers"
     SHARDS = "shards", "Change a board's or a season's shards"
     GAME_SERVER_KEY = "game_server_key", "Create, change or revoke a game-server key"
+    CORRECT_ARCHIVE = "correct_archive", "Correct a closed season's archive"
 
 
 # Actions that must say why.
@@ -29,6 +30,7 @@ ON_A_SEASON = (
     OperatorActionKind.CLOSE_NOW,
     OperatorActionKind.REBUILD,
     OperatorActionKind.VOID_RESULT,
+    OperatorActionKind.CORRECT_ARCHIVE,
 )
 ON_A_BOARD = (
     OperatorActionKind.CLOSE_NOW,
@@ -38,6 +40,7 @@ ON_A_BOARD = (
     OperatorActionKind.VOID_RESULT,
     OperatorActionKind.REWARD_TIERS,
     OperatorActionKind.SHARDS,
+    OperatorActionKind.CORRECT_ARCHIVE,
 )
 
 

@@ -97,6 +97,11 @@ class EntryOut(serializers.Serializer):
     display_name = serializers.CharField()
     avatar_url = serializers.CharField(allow_blank=True)
     points = serializers.IntegerField()
+    corrected = serializers.BooleanField(
+        required=False,
+        help_text="Only on a closed season's rows that a correction of its archive changed "
+        "(after a ban or a void): true.",
+    )
 
 
 class TopOut(serializers.Serializer):
@@ -117,6 +122,11 @@ class PlayerRankOut(serializers.Serializer):
     points = serializers.IntegerField()
     total_players = serializers.IntegerField()
     percentile = serializers.FloatField()
+    corrected = serializers.BooleanField(
+        required=False,
+        help_text="Only on a closed season's rows that a correction of its archive changed "
+        "(after a ban or a void): true.",
+    )
 
 
 class AroundOut(PlayerRankOut):
@@ -144,6 +154,11 @@ class RankEntryOut(serializers.Serializer):
     display_name = serializers.CharField()
     avatar_url = serializers.CharField(allow_blank=True)
     points = serializers.IntegerField(allow_null=True)
+    corrected = serializers.BooleanField(
+        required=False,
+        help_text="Only on a closed season's rows that a correction of its archive changed "
+        "(after a ban or a void): true.",
+    )
 
 
 class RanksOut(serializers.Serializer):
@@ -379,6 +394,15 @@ class PlayerSeasonRowOut(serializers.Serializer):
     points = serializers.IntegerField()
     total_players = serializers.IntegerField(allow_null=True)
     reward = serializers.CharField(allow_null=True)
+    corrected = serializers.BooleanField(
+        help_text="A closed season's standing that a correction of its archive changed after "
+        "the close (a ban or a void above or of the player); false otherwise."
+    )
+    closed_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="On a corrected standing, the rank the close gave (null: not archived at "
+        "the close); null otherwise.",
+    )
 
 
 class PlayerSeasonsOut(serializers.Serializer):

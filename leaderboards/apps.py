@@ -10,12 +10,23 @@ class LeaderboardsConfig(AppConfig):
         # registry is being filled, before any model may be imported.
         from matches import archive_notes as match_archive_notes
         from matches import outbox
+        from seasons import archive_corrections as season_archive_corrections
         from seasons import archive_exports as season_archive_exports
         from seasons import jobs as season_jobs
         from seasons import previews as season_previews
         from seasons import visibility as season_visibility
 
-        from . import archive_notes, exports, heals, live, metrics, rewards, selectors, tasks
+        from . import (
+            archive_corrections,
+            archive_notes,
+            exports,
+            heals,
+            live,
+            metrics,
+            rewards,
+            selectors,
+            tasks,
+        )
 
         metrics.register()
         # Whoever finds a season's standings lost asks for its rebuild through heals.py.
@@ -27,6 +38,7 @@ class LeaderboardsConfig(AppConfig):
             player_changed=tasks.queue_owed_player_refresh,
             profiles_changed=selectors.profiles_forget,
             standing_corrected=tasks.queue_standing_correction,
+            player_banned=tasks.queue_archive_corrections_after_ban,
         )
         # The seasons admin asks for rebuilds and closes through seasons/jobs.py.
         season_jobs.connect(rebuild=tasks.queue_season_rebuild, close=tasks.queue_season_close)
@@ -41,3 +53,8 @@ class LeaderboardsConfig(AppConfig):
             csv=exports.standings_export_csv, parquet=exports.standings_export_parquet
         )
         match_archive_notes.connect(note=archive_notes.archived_standing_note)
+        # And corrects a closed season's archive through seasons/archive_corrections.py.
+        season_archive_corrections.connect(
+            preview=archive_corrections.season_archive_correction_preview,
+            correct=archive_corrections.season_archive_correct,
+        )

@@ -103,6 +103,16 @@ def read_around(
     return size, me, page
 
 
+def corrected_among(season: Season, player_ids: Sequence[str]) -> set[str]:
+    """Which of these players' archived standings a correction of the season changed (their
+    rows are marked in every read of a closed season)."""
+    return set(
+        ArchivedStanding.objects.filter(
+            season=season, player_id__in=player_ids, corrected_at__isnull=False
+        ).values_list("player_id", flat=True)
+    )
+
+
 def read_many(
     season: Season,
     player_ids: Sequence[str],

@@ -33,13 +33,14 @@ from django.utils import timezone
 
 from config.building_blocks.errors import Conflict
 from seasons.locks import SeasonBusy, season_job
-from seasons.models import MAX_SEASON_SECONDS, ScoreOperator, Season, SeasonState
-from seasons.scoring import elapsed_of, elapsed_seconds_sql, points_of, ranked_points_sql
+from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
+from seasons.scoring import elapsed_of, points_of
 from seasons.services import season_create
 from webhooks.models import EventType
 from webhooks.services import webhook_event_emit
 
 from . import live, store
+from .archive_rules import ARCHIVE_TABLES, clans_rank, final_order_sql, segments_rank
 from .models import ArchivedStanding
 from .rewards import season_rewards_announce, season_rewards_award
 from .services import season_bans_repair, season_rebuild_standings, totals_mirror_pending
@@ -219,10 +220,7 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
 
 def _verify(season: Season) -> dict[str, int]:
     """Differences between the archive and PostgreSQL's totals (empty when they agree)."""
-    ranked_points = ranked_points_sql(
-        points="t.points", lowest_first="TRUE" if season.board.lowest_first else "FALSE"
-    )
-    elapsed = elapsed_seconds_sql(reached_at="t.reached_at", starts_at="%s")
+    order = final_order_sql(season=season, totals="t", starts_at="%s")
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -242,17 +240,13 @@ def _verify(season: Season) -> dict[str, int]:
         cursor.execute(
             f"""
             SELECT count(*) FROM (
-                SELECT a.rank, row_number() OVER (
-                    ORDER BY {ranked_points} DESC,
-                             {elapsed} ASC,
-                             t.player_id COLLATE "C" DESC
-                ) AS expected
+                SELECT a.rank, row_number() OVER (ORDER BY {order}) AS expected
                 FROM seasons_archivedstanding a
                 JOIN matches_playertotal t
                   ON t.season_id = a.season_id AND t.player_id = a.player_id
                 WHERE a.season_id = %s
             ) ranked WHERE rank <> expected
-            """,  # noqa: S608 - the points expression is one of two fixed strings
+            """,  # noqa: S608 - the order is one of two fixed strings
             [season.starts_at, season.pk],
         )
         (wrong_ranks,) = cursor.fetchone()
@@ -275,72 +269,21 @@ def _segments_archive(season: Season) -> int:
     """Each archived player's final rank within each segment of the board (the segment values
     they have at the close, which are the ones their live segment sets held), in the archive's
     order; one transaction replaces an earlier copy. Returns how many rows it wrote."""
-    dimensions = list(season.board.segment_dimensions)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM leaderboards_archivedsegmentstanding WHERE season_id = %s", [season.pk]
         )
-        # Ordinal ranks follow the archive's; a competition rank is one more than the members
-        # with better points, which are the ones with a lower competition rank on the board. A
-        # clan's members are the segment `clan:<id>`.
-        cursor.execute(
-            """
-            INSERT INTO leaderboards_archivedsegmentstanding
-                (season_id, segment, rank, competition_rank, player_id)
-            SELECT a.season_id, s.segment,
-                   row_number() OVER (PARTITION BY s.segment ORDER BY a.rank),
-                   rank() OVER (PARTITION BY s.segment ORDER BY a.competition_rank),
-                   a.player_id
-            FROM seasons_archivedstanding a
-            JOIN (SELECT player_id, dimension || ':' || value AS segment
-                  FROM matches_playersegment WHERE dimension = ANY(%s)
-                  UNION ALL
-                  SELECT player_id, 'clan:' || clan_id FROM matches_player
-                  WHERE clan_id IS NOT NULL) s
-              ON s.player_id = a.player_id
-            WHERE a.season_id = %s
-            """,
-            [dimensions, season.pk],
-        )
-        return cursor.rowcount
-
-
-# The clan board at the close, from the archive: by the sum of the members' points (signed, so
-# a lowest-first board's smallest sum is first; equal sums in the live board's order, the clan id
-# that sorts last first) or by each clan's best member (their archived rank orders the clans).
-_CLANS_SUMMED = """
-    SELECT clan_id, row_number() OVER (ORDER BY signed DESC, clan_id COLLATE "C" DESC),
-           rank() OVER (ORDER BY signed DESC), points, members
-    FROM (SELECT p.clan_id, sum(a.points) AS points, count(*) AS members,
-                 CASE WHEN %(lowest_first)s THEN -sum(a.points) ELSE sum(a.points) END AS signed
-          FROM seasons_archivedstanding a JOIN matches_player p ON p.player_id = a.player_id
-          WHERE a.season_id = %(season)s AND p.clan_id IS NOT NULL GROUP BY p.clan_id) c
-"""
-_CLANS_BEST = """
-    SELECT clan_id, row_number() OVER (ORDER BY best_rank), rank() OVER (ORDER BY best_base),
-           points, members
-    FROM (SELECT p.clan_id, min(a.rank) AS best_rank, min(a.competition_rank) AS best_base,
-                 (array_agg(a.points ORDER BY a.rank))[1] AS points, count(*) AS members
-          FROM seasons_archivedstanding a JOIN matches_player p ON p.player_id = a.player_id
-          WHERE a.season_id = %(season)s AND p.clan_id IS NOT NULL GROUP BY p.clan_id) c
-"""
+        return segments_rank(cursor, season=season, tables=ARCHIVE_TABLES)
 
 
 def _clans_archive(season: Season) -> int:
     """The season's final clan board (leaderboards.models.ArchivedClanStanding), by the clans
     the archived players are in at the close; one transaction replaces an earlier copy."""
-    summed = season.board.score_operator == ScoreOperator.SUM
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM leaderboards_archivedclanstanding WHERE season_id = %s", [season.pk]
         )
-        cursor.execute(
-            "INSERT INTO leaderboards_archivedclanstanding"
-            " (clan_id, rank, competition_rank, points, members, season_id, reward_code)"
-            " SELECT *, %(season)s, '' FROM (" + (_CLANS_SUMMED if summed else _CLANS_BEST) + ") r",
-            {"season": season.pk, "lowest_first": season.board.lowest_first},
-        )
-        return cursor.rowcount
+        return clans_rank(cursor, season=season, tables=ARCHIVE_TABLES)
 
 
 def _reset_now(season: Season, now: datetime) -> None:

@@ -24,6 +24,9 @@ COLUMNS = (
     "points",
     "reached_at",
     "reward_code",
+    # A row a correction of the archive changed after the close, and the rank the close gave.
+    "corrected",
+    "closed_rank",
 )
 
 
@@ -34,10 +37,18 @@ def _rows(season: Season) -> Iterator[tuple]:
     standings = (
         ArchivedStanding.objects.filter(season=season)
         .order_by("rank")
-        .values_list("rank", "competition_rank", "player_id", "points", "reached_at")
+        .values_list(
+            "rank",
+            "competition_rank",
+            "player_id",
+            "points",
+            "reached_at",
+            "corrected_at",
+            "closed_rank",
+        )
         .iterator(chunk_size=10000)
     )
-    for rank, competition_rank, player_id, points, reached_at in standings:
+    for rank, competition_rank, player_id, points, reached_at, corrected_at, closed in standings:
         yield (
             season.board.slug,
             season.slug,
@@ -47,6 +58,8 @@ def _rows(season: Season) -> Iterator[tuple]:
             points,
             reached_at,
             rewards.get(player_id, ""),
+            corrected_at is not None,
+            closed,
         )
 
 
@@ -54,9 +67,16 @@ def standings_export_csv(*, season: Season, out: IO[str]) -> int:
     writer = csv.writer(out)
     writer.writerow(COLUMNS)
     written = 0
-    for board, slug, rank, competition_rank, player_id, points, reached_at, reward in _rows(season):
+    for row in _rows(season):
+        reached_at, corrected, closed_rank = row[6], row[8], row[9]
         writer.writerow(
-            (board, slug, rank, competition_rank, player_id, points, reached_at.isoformat(), reward)
+            (
+                *row[:6],
+                reached_at.isoformat(),
+                row[7],
+                "true" if corrected else "false",
+                "" if closed_rank is None else closed_rank,
+            )
         )
         written += 1
     return written
@@ -77,6 +97,8 @@ def standings_export_parquet(*, season: Season, out: IO[bytes] | str) -> int:
             ("points", pa.int64()),
             ("reached_at", pa.timestamp("us", tz="UTC")),
             ("reward_code", pa.string()),
+            ("corrected", pa.bool_()),
+            ("closed_rank", pa.int64()),
         ]
     )
     table = pa.Table.from_arrays(

@@ -37,6 +37,10 @@ def player_history(*, player_id: str) -> list[dict[str, Any]]:
             "points": standing.points,
             "total_players": standing.season.archived_players,
             "reward": rewards.get(standing.season_id),
+            # Changed by a correction of the season's archive after its close, and the rank
+            # the close gave (null: the close did not archive the player).
+            "corrected": standing.corrected_at is not None,
+            "closed_rank": standing.closed_rank,
         }
         for standing in standings
     ]

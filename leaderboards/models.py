@@ -34,7 +34,8 @@ class ArchivedStanding(models.Model):
 
     Only the close writes its rows, a whole season in one COPY (closing.py), from the season's
     own standings: players with a total in that season (whose foreign key holds them) and the
-    season it locks; a void after the close only adds a note (archive_notes.py).
+    season it locks; a void after the close adds a note (archive_notes.py), and an operator's
+    correction re-ranks it (archive_corrections.py).
     Foreign-key constraints would check every row at COMMIT, each check locking the player's
     row: at ten million players that was most of the close. So the references are checked by
     the close (its verify step compares the archive with the totals) and kept by PROTECT in the
@@ -64,6 +65,13 @@ class ArchivedStanding(models.Model):
     # archived, since they were final and given; the note says what the total is now and why.
     # A default in the database: the close's COPY names only the columns it fills.
     note = models.TextField(blank=True, db_default="")
+    # A correction of the closed season (archive_corrections.py) re-ranks the archive from the
+    # corrected totals: the rows it changed are stamped, and keep the rank the close gave (null
+    # for a player the close did not archive), so every read can mark them.
+    corrected_at = models.DateTimeField(null=True, blank=True)
+    closed_rank = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The rank the close gave, on a row a correction changed."
+    )
 
     class Meta:
         # The table keeps the name it had when the seasons app held the archive: the move was

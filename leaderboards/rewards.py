@@ -23,6 +23,7 @@ from webhooks.models import EventType
 from webhooks.services import webhook_events_emit
 
 from . import selectors, store
+from .archive_rules import ARCHIVE_TABLES, ArchiveTables
 from .models import SeasonReward
 
 # Rewards told per `rewards.granted` event: a close of millions of players is told in pages.
@@ -47,12 +48,12 @@ _REWARD_PER_STANDING = f"""
 # Each archived rank within a segment with the one tier of its dimension it gets, if any; a
 # percentage is of the segment's players.
 _SEGMENT_REWARDS = f"""
-    INSERT INTO seasons_seasonreward
+    INSERT INTO {{rewards}}
         (season_id, player_id, rank, reward_code, awarded_at, segment)
     SELECT DISTINCT ON (a.player_id, a.segment)
         %(season)s, a.player_id, a.rank, t.reward_code, %(now)s, a.segment
     FROM (SELECT player_id, rank, segment, count(*) OVER (PARTITION BY segment) AS players
-          FROM leaderboards_archivedsegmentstanding WHERE season_id = %(season)s) a
+          FROM {{segments}} WHERE season_id = %(season)s) a
     JOIN seasons_rewardtier t ON t.board_id = %(board)s AND t.segment_dimension <> 'clan'
         AND t.segment_dimension = split_part(a.segment, ':', 1) AND (
         (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
@@ -61,7 +62,7 @@ _SEGMENT_REWARDS = f"""
     ORDER BY a.player_id, a.segment, {_TIER_ORDER}
 """
 
-_ARCHIVE = "SELECT player_id, rank FROM seasons_archivedstanding WHERE season_id = %(season)s"
+_ARCHIVE = "SELECT player_id, rank FROM {standings} WHERE season_id = %(season)s"
 _GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s(player_id, rank)"
 
 
@@ -69,7 +70,7 @@ _GIVEN = "SELECT * FROM unnest(%(player_ids)s::text[], %(ranks)s::bigint[]) AS s
 _CLAN_TIERS = f"""
     SELECT DISTINCT ON (a.clan_id) a.clan_id, t.reward_code, t.members_too
     FROM (SELECT clan_id, rank, count(*) OVER () AS players
-          FROM leaderboards_archivedclanstanding WHERE season_id = %(season)s) a
+          FROM {{clans}} WHERE season_id = %(season)s) a
     JOIN seasons_rewardtier t ON t.board_id = %(board)s AND t.segment_dimension = 'clan' AND (
         (t.rank_from IS NOT NULL AND a.rank BETWEEN t.rank_from AND t.rank_to)
         OR (t.top_percent IS NOT NULL
@@ -81,11 +82,11 @@ _CLAN_TIERS = f"""
 _CLAN_REWARDS = f"""
     WITH tiers AS ({_CLAN_TIERS}),
     given AS (
-        UPDATE leaderboards_archivedclanstanding c SET reward_code = tiers.reward_code
+        UPDATE {{clans}} c SET reward_code = tiers.reward_code
         FROM tiers WHERE c.season_id = %(season)s AND c.clan_id = tiers.clan_id)
-    INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at, segment)
+    INSERT INTO {{rewards}} (season_id, player_id, rank, reward_code, awarded_at, segment)
     SELECT %(season)s, s.player_id, s.rank, tiers.reward_code, %(now)s, s.segment
-    FROM tiers JOIN leaderboards_archivedsegmentstanding s
+    FROM tiers JOIN {{segments}} s
       ON s.season_id = %(season)s AND s.segment = 'clan:' || tiers.clan_id
     WHERE tiers.members_too
 """
@@ -101,28 +102,39 @@ def season_rewards_award(*, season: Season, now: datetime) -> int:
     its rewards need. The season is not closed until this step is done, so none was final."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM seasons_seasonreward WHERE season_id = %s", [season.pk])
-        cursor.execute(
-            "INSERT INTO seasons_seasonreward (season_id, player_id, rank, reward_code, awarded_at)"
+        return rewards_rule_apply(
+            cursor,
+            season=season,
+            tables=ARCHIVE_TABLES,
+            players=season.archived_players or 0,
+            now=now,
+        )
+
+
+def rewards_rule_apply(
+    cursor: Any, *, season: Season, tables: ArchiveTables, players: int, now: datetime
+) -> int:
+    """The reward rule over an archive (`tables`, of `players` ranked players) whose rewards
+    table holds none of the season yet: writes its rewards, and the clans' on its clan rows;
+    returns how many rewards. The close applies it to the archive, a correction to its copy."""
+    params = {"season": season.pk, "now": now, "board": season.board_id, "players": players}
+    cursor.execute(
+        tables.named(
+            "INSERT INTO {rewards} (season_id, player_id, rank, reward_code, awarded_at)"
             " SELECT %(season)s, player_id, rank, reward_code, %(now)s FROM ("
-            + _REWARD_PER_STANDING.format(standings=_ARCHIVE)
-            + ") r",
-            {
-                "season": season.pk,
-                "now": now,
-                "board": season.board_id,
-                "players": season.archived_players or 0,
-            },
-        )
-        awarded = cursor.rowcount
-        params = {"season": season.pk, "now": now, "board": season.board_id}
-        cursor.execute(_SEGMENT_REWARDS, params)
-        awarded += cursor.rowcount
-        cursor.execute(
-            "UPDATE leaderboards_archivedclanstanding SET reward_code = '' WHERE season_id = %s",
-            [season.pk],
-        )
-        cursor.execute(_CLAN_REWARDS, params)
-        return awarded + cursor.rowcount
+            + _REWARD_PER_STANDING.format(standings=tables.named(_ARCHIVE))
+            + ") r"
+        ),
+        params,
+    )
+    awarded = cursor.rowcount
+    cursor.execute(tables.named(_SEGMENT_REWARDS), params)
+    awarded += cursor.rowcount
+    cursor.execute(
+        tables.named("UPDATE {clans} SET reward_code = '' WHERE season_id = %(season)s"), params
+    )
+    cursor.execute(tables.named(_CLAN_REWARDS), params)
+    return awarded + cursor.rowcount
 
 
 def season_rewards_announce(*, season: Season) -> int:

@@ -224,6 +224,18 @@ def rank_in_style(standing: store.Standing, rank_style: str) -> int:
     return standing.better_count + 1 if rank_style == "competition" else standing.rank
 
 
+def corrected_marks(season: Season, player_ids: Sequence[str]) -> set[str]:
+    """The players whose standing in a closed season a correction of its archive changed (their
+    rows say `"corrected": true`); none in a season not closed, whose reads ask nothing more."""
+    if season.state != SeasonState.CLOSED or not player_ids:
+        return set()
+    return archive.corrected_among(season, player_ids)
+
+
+def _marked(player_id: str, corrected: set[str]) -> dict[str, bool]:
+    return {"corrected": True} if player_id in corrected else {}
+
+
 def standing_entries(
     season: Season,
     standings: Sequence[store.Standing],
@@ -234,6 +246,7 @@ def standing_entries(
     if profiles is None:
         profiles = profiles_get(s.player_id for s in standings)
     lowest_first = season.board.lowest_first
+    corrected = corrected_marks(season, [s.player_id for s in standings])
     entries = []
     for standing in standings:
         display_name, avatar_url = profiles.get(standing.player_id, ("", ""))
@@ -244,6 +257,7 @@ def standing_entries(
                 "display_name": display_name or standing.player_id,
                 "avatar_url": avatar_url,
                 "points": points_of(standing.composite, lowest_first=lowest_first),
+                **_marked(standing.player_id, corrected),
             }
         )
     return entries
@@ -303,6 +317,7 @@ def standing_answer(
         "points": points_of(standing.composite, lowest_first=season.board.lowest_first),
         "total_players": total,
         "percentile": percentile_of(standing.rank, total),
+        **_marked(player_id, corrected_marks(season, [player_id])),
     }
 
 
@@ -366,6 +381,7 @@ def players_ranks(
     )
     profiles = profiles_get(player_ids)
     lowest_first = season.board.lowest_first
+    corrected = corrected_marks(season, list(player_ids))
     entries = []
     for player_id, standing in zip(player_ids, standings, strict=True):
         display_name, avatar_url = profiles.get(player_id, ("", ""))
@@ -380,6 +396,7 @@ def players_ranks(
                     if standing is None
                     else points_of(standing.composite, lowest_first=lowest_first)
                 ),
+                **_marked(player_id, corrected),
             }
         )
     return {
@@ -444,6 +461,8 @@ def player_seasons(*, player_id: str, now: datetime | None = None) -> list[dict[
                 "points": total.points,
                 "total_players": size,
                 "reward": None,
+                "corrected": False,
+                "closed_rank": None,
             }
         )
     closed = [

@@ -13,7 +13,14 @@ from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
 from seasons.models import Season
 
-from . import closing, operator_jobs, read_your_writes, reconciliation, services
+from . import (
+    archive_corrections,
+    closing,
+    operator_jobs,
+    read_your_writes,
+    reconciliation,
+    services,
+)
 from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
@@ -211,3 +218,16 @@ def queue_owed_player_refresh(player_id: str) -> None:
 @shared_task(acks_late=True)
 def sweep_player_refreshes() -> int:
     return services.players_refresh_owed()
+
+
+# Idempotent (a season corrected already changes nothing), so a redelivery is harmless.
+@shared_task(acks_late=True)
+def correct_archives_after_ban(player_id: str) -> list[int]:
+    return archive_corrections.archives_correct_after_ban(player_id=player_id)
+
+
+def queue_archive_corrections_after_ban(player_id: str) -> None:
+    """After a ban committed: a task only when a closed season of a board that corrects on a ban
+    archives the player. The broker away fails at once: an operator corrects from the admin."""
+    if archive_corrections.seasons_corrected_on_ban(player_id=player_id).exists():
+        correct_archives_after_ban.apply_async((player_id,), retry=False)

@@ -46,11 +46,13 @@ StandingsHandler = Callable[[list[StandingChange]], None]
 PlayerHandler = Callable[[str], None]
 ProfilesHandler = Callable[[list[str]], None]
 CorrectionHandler = Callable[[int, str], None]
+BanHandler = Callable[[str], None]
 
 _standings_handlers: list[StandingsHandler] = []
 _correction_handlers: list[CorrectionHandler] = []
 _player_handlers: list[PlayerHandler] = []
 _profiles_handlers: list[ProfilesHandler] = []
+_ban_handlers: list[BanHandler] = []
 
 
 def connect(
@@ -59,8 +61,11 @@ def connect(
     player_changed: PlayerHandler,
     profiles_changed: ProfilesHandler,
     standing_corrected: CorrectionHandler | None = None,
+    player_banned: BanHandler | None = None,
 ) -> None:
     """Called once per process by the app that keeps the ranking store."""
+    if player_banned is not None and player_banned not in _ban_handlers:
+        _ban_handlers.append(player_banned)
     if standing_corrected is not None and standing_corrected not in _correction_handlers:
         _correction_handlers.append(standing_corrected)
     if standings_changed not in _standings_handlers:
@@ -112,4 +117,19 @@ def standing_corrected_committed(season_id: int, player_id: str) -> None:
         except Exception:
             logger.warning(
                 "could not hand the correction of %s to the store", player_id, exc_info=True
+            )
+
+
+def player_banned_committed(player_id: str) -> None:
+    """After a ban committed: the closed seasons' archives that the player's board corrects on a
+    ban are to be corrected. Committed already, so a failing handler is only logged; an operator
+    corrects those archives from the admin."""
+    for handler in _ban_handlers:
+        try:
+            handler(player_id)
+        except Exception:
+            logger.warning(
+                "could not queue the archive corrections after the ban of %s",
+                player_id,
+                exc_info=True,
             )

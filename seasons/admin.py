@@ -17,6 +17,8 @@ from django.utils import timezone
 from config.building_blocks.admin import confirm_first, counted, in_zones
 from config.building_blocks.errors import Conflict
 
+from .admin_corrections import ArchiveCorrectionAdmin
+from .admin_previews import close_outcome, tiers_paying_no_one
 from .archive_exports import standings_export_csv, standings_export_parquet
 from .jobs import season_rebuild_queue
 from .models import Board, RewardTier, ScheduleKind, Season, SeasonState
@@ -29,7 +31,6 @@ from .operator_actions import (
 )
 from .planning import board_seasons_plan
 from .previews import season_rewards_preview
-from .selectors import season_current
 
 # Players per page of the rewards preview.
 PREVIEW_PAGE = 100
@@ -149,6 +150,15 @@ class BoardAdmin(admin.ModelAdmin):
                 )
             },
         ),
+        (
+            "Corrections",
+            {
+                "fields": ("correct_archive_on_ban",),
+                "description": "A ban after a close leaves the closed seasons' archives as they "
+                "are until an operator corrects them (Seasons: Correct the archive); with this, "
+                "the ban corrects them itself.",
+            },
+        ),
     )
     inlines = [RewardTierInline, SeasonInline]
 
@@ -226,58 +236,12 @@ class BoardAdmin(admin.ModelAdmin):
         # tick; after the seasons typed in the form, which the plan fits around.
         if form.instance.schedule != ScheduleKind.NONE:
             board_seasons_plan(board=form.instance)
-        for warning in _tiers_paying_no_one(form.instance):
+        for warning in tiers_paying_no_one(form.instance):
             self.message_user(request, warning, messages.WARNING)
 
 
-def _preview_if_readable(season: Season) -> Any:
-    """What closing `season` now would give (its counts alone), or None when its standings
-    cannot be read now: the admin's words about it are a help, never a reason to fail."""
-    try:
-        return season_rewards_preview(season=season, offset=0, limit=0)
-    except Exception:  # noqa: BLE001 - see the docstring
-        return None
-
-
-def _close_outcome(season: Season) -> str:
-    """What closing `season` now would do, as the close-now page says it: how many players its
-    archive would hold and how many of them its reward tiers would pay."""
-    if season.state == SeasonState.CLOSED:
-        return f"{season}: closed already (left as it is)"
-    preview = _preview_if_readable(season)
-    if preview is None:
-        return f"{season}: the standings cannot be read now, so how many players is unknown"
-    rewarded = sum(outcome.players for outcome in preview.tiers)
-    return (
-        f"{season}: {counted(preview.players, 'player')} archived, "
-        f"{counted(rewarded, 'player')} rewarded"
-    )
-
-
-def _tiers_paying_no_one(board: Board) -> list[str]:
-    """Warnings for the board's reward tiers that would pay no one if its running season closed
-    now (their ranks won by a tier before them, or past the last player)."""
-    season = season_current(board=board)
-    if season is None or not board.reward_tiers.exists():
-        return []
-    preview = _preview_if_readable(season)
-    if preview is None:
-        return []
-    return [
-        f"Reward tier '{outcome.tier.reward_code}' would pay no one if {season.name} closed now "
-        f"({counted(preview.players, 'player')}): "
-        + (
-            "its ranks go to a tier before it."
-            if outcome.covers is not None
-            else "the board has fewer players than its first rank."
-        )
-        for outcome in preview.tiers
-        if not outcome.gets
-    ]
-
-
 @admin.register(Season)
-class SeasonAdmin(admin.ModelAdmin):
+class SeasonAdmin(ArchiveCorrectionAdmin, admin.ModelAdmin):
     list_display = (
         "slug",
         "board",
@@ -355,6 +319,7 @@ class SeasonAdmin(admin.ModelAdmin):
         "preview_rewards",
         "export_csv",
         "export_parquet",
+        "correct_archive",
     ]
     change_form_template = "admin/seasons/season/change_form.html"
 
@@ -364,6 +329,7 @@ class SeasonAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [
+            *self.archive_correction_urls(),
             path(
                 "<path:object_id>/rewards-preview/",
                 self.admin_site.admin_view(self.rewards_preview_view),
@@ -448,7 +414,7 @@ class SeasonAdmin(admin.ModelAdmin):
         "given, which cannot be undone, and its board's next season starts now. Closed "
         "seasons among those selected are left as they are.",
         confirm_label="Yes, close them now",
-        describe=lambda season: _close_outcome(season),
+        describe=lambda season: close_outcome(season),
     )
     def close_now(self, request: HttpRequest, queryset: QuerySet[Season]) -> None:
         queued = refused = 0

@@ -99,6 +99,13 @@ class Board(models.Model):
         help_text="Hidden from players (lists, pages, API reads) until published; game servers "
         "can still post results to it.",
     )
+    # A ban of a player archived in this board's closed seasons corrects their archives at once
+    # (leaderboards/archive_corrections.py); off, an operator corrects them from the admin.
+    correct_archive_on_ban = models.BooleanField(
+        default=False,
+        help_text="A ban re-ranks the closed seasons the player is archived in (the honest "
+        "players below move up, rewards follow), as the admin's correction does.",
+    )
     # One sorted set per season, or N spread by player over a Redis Cluster's nodes for a board
     # too large or too hot for one node. A season keeps the number it was created with.
     shards = models.PositiveSmallIntegerField(
@@ -323,6 +330,10 @@ class Season(models.Model):
         permissions = [
             ("close_season", "Can close a season now (archive and rewards cannot be undone)"),
             ("rebuild_season", "Can rebuild a season's leaderboard from PostgreSQL"),
+            (
+                "correct_archive",
+                "Can correct a closed season's archive (re-rank it, revoke and grant rewards)",
+            ),
         ]
 
     def __str__(self) -> str:

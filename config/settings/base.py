@@ -223,6 +223,7 @@ CELERY_TASK_ROUTES = {
             "leaderboards.tasks.heal_season",
             "leaderboards.tasks.rebuild_season",
             "leaderboards.tasks.close_season",
+            "leaderboards.tasks.correct_archives_after_ban",
             "seasons.tasks.close_season",
         )
     },

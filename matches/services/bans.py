@@ -17,6 +17,7 @@ from config.building_blocks.errors import InvalidInput
 from webhooks.models import EventType
 from webhooks.services import webhook_event_emit
 
+from .. import outbox
 from ..models import Player
 from .refreshes import player_refresh_owe
 
@@ -71,6 +72,8 @@ def player_ban(
             },
         )
         player_refresh_owe(player_id)
+        # The closed seasons' archives of the boards that correct them on a ban follow it.
+        transaction.on_commit(lambda: outbox.player_banned_committed(player_id))
     return player
 
 

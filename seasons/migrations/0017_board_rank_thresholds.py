@@ -10,7 +10,7 @@ import seasons.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("seasons", "0014_reward_tiers_of_segments_and_clans"),
+        ("seasons", "0016_correct_archive_permission"),
     ]
 
     operations = [
