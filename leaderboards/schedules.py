@@ -18,6 +18,7 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Sample active players' ranks for the rank charts": ("pages.tasks.sample_ranks", 300),
     "Lift temporary bans that ended": ("matches.tasks.unban_expired_players", 60),
     "Deliver webhooks that are due": ("webhooks.tasks.deliver_webhooks", 10),
+    "Prune old webhook events": ("webhooks.tasks.prune_webhook_history", 3600),
 }
 
 

@@ -8,7 +8,7 @@ import logging
 
 from celery import shared_task
 
-from . import delivery
+from . import delivery, history
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +21,12 @@ DELIVERY_TIME_LIMIT_SECONDS = 5 * 60
 def deliver_webhooks(endpoint_ids: list[int] | None = None) -> int:
     """The deliveries due now, of these endpoints or (the periodic sweep) of every endpoint."""
     return delivery.deliveries_send_due(endpoint_ids=endpoint_ids)
+
+
+@shared_task
+def prune_webhook_history() -> int:
+    """Old events and their finished deliveries, a batch an hour (WEBHOOK_KEEP_DAYS)."""
+    return history.webhook_history_prune()
 
 
 def deliveries_queue(*, endpoint_ids: list[int]) -> None:

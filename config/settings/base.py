@@ -267,6 +267,8 @@ WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.
 WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=3600.0)
 # POSTs one delivery run makes at once, over every endpoint (each within its concurrency).
 WEBHOOK_DELIVERY_THREADS = env.int("WEBHOOK_DELIVERY_THREADS", default=16)
+# Days a webhook event and its deliveries are kept once none is on its way (the admin's history).
+WEBHOOK_KEEP_DAYS = env.int("WEBHOOK_KEEP_DAYS", default=7)
 # How long a process takes "does any endpoint want this board's threshold events?" as read
 # (the mirror asks on every write): an endpoint added or switched on is heard from within it.
 WEBHOOK_WANTED_CACHE_SECONDS = env.float("WEBHOOK_WANTED_CACHE_SECONDS", default=5.0)

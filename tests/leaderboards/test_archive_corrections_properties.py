@@ -45,7 +45,7 @@ RULES = [
 ]
 
 
-def _board(slug, rule):
+def _board(slug, rule, now):
     board = BoardFactory(
         slug=slug, segment_dimensions=["country"], score_operator=rule[0], sort_order=rule[1]
     )
@@ -68,7 +68,6 @@ def _board(slug, rule):
         },
     ):
         RewardTier.objects.create(board=board, **tier)
-    now = timezone.now().replace(microsecond=0)
     return SeasonFactory(
         board=board,
         slug="s",
@@ -120,8 +119,10 @@ def test_a_corrected_archive_is_the_close_of_the_history_without_the_cheater(
 ):
     example = next(_examples)
     player = {name: f"x{example}-{name}" for name in PLAYERS}
-    corrected = _board(f"corrected-{example}", rule)
-    expected = _board(f"expected-{example}", rule)
+    # One start for both seasons: a result's reached_at is its season's start plus its second.
+    now = timezone.now().replace(microsecond=0)
+    corrected = _board(f"corrected-{example}", rule, now)
+    expected = _board(f"expected-{example}", rule, now)
     for clan in ("red", "blue"):
         Clan.objects.get_or_create(clan_id=clan)
     for name, (country, clan) in zip(PLAYERS, memberships, strict=True):
