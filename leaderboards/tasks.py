@@ -13,7 +13,7 @@ from matches.outbox import StandingChange
 from seasons.locks import SeasonBusy
 from seasons.models import Season
 
-from . import closing, operator_jobs, read_your_writes, reconciliation, services
+from . import closing, operations, operator_jobs, read_your_writes, reconciliation, services
 from .coalescing import MirrorCoalescer
 
 logger = logging.getLogger(__name__)
@@ -133,6 +133,11 @@ def close_season(season_id: int, force: bool = False, job_id: str | None = None)
     except SeasonBusy:
         return "busy"
     return "ran already" if closed is None else closed.state
+
+
+@shared_task(acks_late=True)
+def sample_operations() -> int:
+    return operations.operations_sample()
 
 
 @shared_task
