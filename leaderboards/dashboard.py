@@ -1,12 +1,15 @@
-"""The operator dashboard (an admin page): per board, its players, results of the last minute and
-hour, the mirror's lag and the last reconciliation's drift, the running and next season with the
-time left, and the last close with how long it took.
+"""The operator dashboard (an admin page): charts of the service over the last hour or day
+(results, mirror lag, reconciliation drift, open sockets, 4xx and 5xx responses, from the
+samples of leaderboards/operations.py, drawn as inline SVG on the server), then per board its
+players, results of the last minute and hour, the mirror's lag and the last reconciliation's
+drift, the running and next season with the time left, and the last close with how long it took.
 
 Every number is cheap on a board of ten million players and a results table of billions: the
 players are the sorted set's ZCARD; results are counted a whole minute at a time through the
 results' BRIN index on received_at, and each minute's count is kept (in the cache) for the hour
 it is shown, so a view counts at most the minutes that ended since the last one; the mirror's
-outbox is small by design; the seasons and runs are read by their indexes.
+outbox is small by design; the seasons and runs are read by their indexes. The charts read at
+most a day of samples (1,440 rows) and of reconciliation runs, grouped by PostgreSQL.
 """
 
 from __future__ import annotations
@@ -20,18 +23,21 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Min
 from django.db.models.functions import TruncMinute
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
 
 from config.building_blocks.admin import in_zones
+from config.building_blocks.charts import TimeChart, time_chart
+from config.building_blocks.errors import error_body
 from matches.models import MatchResult, PendingStanding
 from seasons.models import Board, Season, SeasonState
 from seasons.selectors import season_current, season_next
 
 from . import store
 from .models import ReconciliationRun
+from .operations import WINDOWS, Series, Window, operations_series
 from .services import mirror_lag_seconds
 
 MINUTE = timedelta(minutes=1)
@@ -162,12 +168,67 @@ def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
     return health
 
 
+# The time axis's labels: every quarter hour on the hour's charts, every six hours on the day's.
+_TICKS = {"hour": (timedelta(minutes=15), "%H:%M"), "day": (timedelta(hours=6), "%H:%M")}
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardChart:
+    series: Series
+    chart: TimeChart
+    window: Window
+
+    @property
+    def latest(self) -> str:
+        point = self.chart.latest
+        return "none yet" if point is None else self._shown(point.value)
+
+    @property
+    def summary(self) -> str:
+        """The chart in words, for whoever cannot see it."""
+        span = f"the last {self.window.name}"
+        if self.chart.latest is None or self.chart.highest is None:
+            return f"{self.series.title}: nothing sampled over {span} yet."
+        return (
+            f"{self.series.title} over {span}: {self.latest} at "
+            f"{self.chart.latest.at:%H:%M} UTC, highest {self._shown(self.chart.highest)}; "
+            f"{len(self.chart.points)} of {self.chart.samples} points sampled."
+        )
+
+    def _shown(self, value: float) -> str:
+        shown = f"{value:,.0f}" if value == int(value) or value >= 100 else f"{value:,.1f}"
+        return f"{shown}{self.series.unit}"
+
+
+def dashboard_charts(*, window: Window, now: datetime) -> list[DashboardChart]:
+    every, label = _TICKS[window.name]
+    return [
+        DashboardChart(
+            series=series,
+            chart=time_chart(samples=series.samples, tick_every=every, tick_format=label),
+            window=window,
+        )
+        for series in operations_series(window=window, now=now)
+    ]
+
+
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     # It shows every board's seasons, hidden boards' too: a staff account that may not see the
     # seasons in the admin may not see them here.
     if not request.user.has_perm("seasons.view_season"):
         raise PermissionDenied
+    chosen = request.GET.get("range", "hour")
+    window = WINDOWS.get(chosen)
+    if window is None:
+        return JsonResponse(
+            error_body(
+                "invalid_range",
+                f"Unknown range '{chosen}': the charts cover 'hour' or 'day'.",
+                {"range": sorted(WINDOWS)},
+            ),
+            status=400,
+        )
     now = timezone.now()
     return TemplateResponse(
         request,
@@ -177,6 +238,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "title": "Operator dashboard",
             "boards": boards_health(now=now),
             "mirror_lag_seconds": mirror_lag_seconds(now=now),
+            "charts": dashboard_charts(window=window, now=now),
+            "window": window,
+            "windows": WINDOWS.values(),
             "now": now,
         },
     )

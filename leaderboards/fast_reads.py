@@ -35,6 +35,7 @@ from rest_framework.exceptions import Throttled
 
 from config.building_blocks.caching import RecentAnswers
 from config.building_blocks.errors import DomainError, api_error
+from config.building_blocks.minute_counts import process_counts
 from config.building_blocks.player_ids import check_player_id
 from config.building_blocks.throttles import (
     Decision,
@@ -75,6 +76,7 @@ class FastReads:
     def __init__(self, django: ASGIApp) -> None:
         self.django = django
         self.metrics = _RequestMetrics()
+        self.counts = process_counts()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "GET":
@@ -95,6 +97,7 @@ class FastReads:
             return await self.django(scope, receive, send)
         await _send(send, status, headers, body)
         self.metrics.record(_VIEW_NAMES[kind], status, time.perf_counter() - started)
+        self.counts.response(status)
         return None
 
     async def _answer(

@@ -1,6 +1,7 @@
 """What this app writes to PostgreSQL: a closed season's archive and the rewards its close gave
 (the close and the corrections write them), and the records of the mirror's health (what each
-reconciliation run found and repaired)."""
+reconciliation run found and repaired, and the service's per-minute samples the operator
+dashboard charts)."""
 
 from django.db import models
 
@@ -27,6 +28,24 @@ class ReconciliationRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.season_id}: {self.drift} drift, {self.fixed} fixed"
+
+
+class OperationsMinute(models.Model):
+    """One whole minute of the service, as the dashboard's sampler found it
+    (leaderboards/operations.py): kept for a day, one row a minute."""
+
+    minute = models.DateTimeField(unique=True, help_text="The minute's start (UTC).")
+    results = models.PositiveIntegerField(help_text="Results received in the minute.")
+    # Taken when the minute was sampled; None for a minute sampled late, whose lag is unknown.
+    mirror_lag_seconds = models.FloatField(null=True)
+    # Open live sockets at the minute's end, over the web processes that reported in it; None
+    # when none did.
+    sockets = models.PositiveIntegerField(null=True)
+    responses_4xx = models.PositiveIntegerField()
+    responses_5xx = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.minute:%Y-%m-%d %H:%M}: {self.results} results"
 
 
 class ArchivedStanding(models.Model):

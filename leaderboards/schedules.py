@@ -11,6 +11,7 @@ PERIODIC_TASKS: dict[str, tuple[str, int]] = {
     "Create upcoming seasons from board schedules": ("seasons.tasks.plan_seasons", 60),
     "Close seasons whose grace period is over": ("leaderboards.tasks.close_due_seasons", 60),
     "Reconcile Redis with PostgreSQL": ("leaderboards.tasks.reconcile", 60),
+    "Sample the service for the dashboard's charts": ("leaderboards.tasks.sample_operations", 60),
     "Remove expired Redis keys of closed seasons": (
         "leaderboards.tasks.remove_expired_standings",
         3600,

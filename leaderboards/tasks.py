@@ -16,6 +16,7 @@ from seasons.models import Season
 from . import (
     archive_corrections,
     closing,
+    operations,
     operator_jobs,
     read_your_writes,
     reconciliation,
@@ -140,6 +141,11 @@ def close_season(season_id: int, force: bool = False, job_id: str | None = None)
     except SeasonBusy:
         return "busy"
     return "ran already" if closed is None else closed.state
+
+
+@shared_task(acks_late=True)
+def sample_operations() -> int:
+    return operations.operations_sample()
 
 
 @shared_task

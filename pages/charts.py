@@ -1,15 +1,17 @@
 """The rank-over-time chart of a player's page, drawn as inline SVG on the server.
 
-This module computes the geometry (coordinates in a fixed view box, axis ticks, a text summary);
-the template draws it. No chart library: the page stays one round trip and works offline.
+This module computes the geometry (coordinates in a fixed view box, axis ticks, a text summary)
+from the shared chart pieces (config/building_blocks/charts.py); the template draws it. No chart
+library: the page stays one round trip and works offline.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+from config.building_blocks.charts import Tick, round_ticks, thin
 
 WIDTH = 640
 HEIGHT = 260
@@ -19,12 +21,6 @@ LEFT, RIGHT, TOP, BOTTOM = 8, 12, 34, 40
 # The most samples drawn (not the score cap): a season has at most one sample per player every
 # five minutes, and one point per pixel is enough.
 MAX_PLOTTED_SAMPLES = WIDTH - LEFT - RIGHT
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    position: float
-    label: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,33 +49,11 @@ class RankChart:
     last: RankPoint
 
 
-def _thin(samples: Sequence[tuple[datetime, int]], limit: int) -> list[tuple[datetime, int]]:
-    """At most `limit` samples, evenly spread in time, always keeping the last one."""
-    if len(samples) <= limit:
-        return list(samples)
-    step = len(samples) / limit
-    kept = [samples[int(i * step)] for i in range(limit - 1)]
-    return [*kept, samples[-1]]
-
-
-def _rank_ticks(best: int, worst: int) -> list[int]:
-    """Two to four round ranks spanning best..worst."""
-    if best == worst:
-        return [best]
-    span = worst - best
-    magnitude = 10 ** math.floor(math.log10(span))
-    step = next(m * magnitude for m in (0.2, 0.5, 1, 2, 5, 10) if span / (m * magnitude) <= 3)
-    step = max(1, int(step))
-    first = math.ceil(best / step) * step
-    ticks = list(range(first, worst + 1, step))
-    return sorted({best, *ticks, worst}) if len(ticks) < 2 else ticks
-
-
 def rank_chart(
     *, samples: Sequence[tuple[datetime, int]], starts_at: datetime, now: datetime
 ) -> RankChart | None:
     """The chart of (time, rank) samples, oldest first, over starts_at..now; None when empty."""
-    samples = _thin(samples, MAX_PLOTTED_SAMPLES)
+    samples = thin(samples, MAX_PLOTTED_SAMPLES)
     if not samples:
         return None
     ranks = [rank for _, rank in samples]
@@ -112,7 +86,7 @@ def rank_chart(
         plot_bottom=HEIGHT - BOTTOM,
         points=points,
         polyline=" ".join(f"{p.x},{p.y}" for p in points),
-        y_ticks=[Tick(position=y_of(r), label=f"#{r:,}") for r in _rank_ticks(best, worst)],
+        y_ticks=[Tick(position=y_of(r), label=f"#{r:,}") for r in round_ticks(best, worst)],
         x_ticks=x_ticks,
         best_rank=best,
         worst_rank=worst,

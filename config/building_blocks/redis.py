@@ -1,12 +1,14 @@
 """Redis connections by role, shared by every user of Redis here; the driver under them (a client
 per process and one per event loop, Lua scripts by SHA-1, pipelines) is redis_connection.py. It
 names no key and holds no script: each user owns its own (leaderboards/store/ the leaderboards',
-config/building_blocks/throttles.py the rate limits').
+config/building_blocks/throttles.py the rate limits', config/building_blocks/minute_counts.py the
+web processes' counts per minute).
 
 Each role has its own setting, and each defaults to REDIS_URL, so one local Redis serves all:
 - the leaderboard data (`leaderboard()`: LEADERBOARD_REDIS_URL, a Redis Cluster with
   LEADERBOARD_REDIS_CLUSTER), and its replicas for shared reads (`leaderboard_reads()`);
-- the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache).
+- the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache);
+- the web processes' counts per minute (`minute_counts_redis()`: CACHE_REDIS_URL too).
 Shared reads may go to a replica of the leaderboard primary (LEADERBOARD_REDIS_REPLICA_URLS,
 `replica_script_run` and its kin): a replica that is behind, unlinked or down is left for the
 primary, so a reader is never given a wrong answer for a replica's sake.
@@ -65,6 +67,12 @@ def leaderboard() -> Connection:
 
 def rate_limits() -> Connection:
     """The rate limits' counters (config/building_blocks/throttles.py), beside Django's cache."""
+    return _connection(settings.CACHE_REDIS_URL)
+
+
+def minute_counts_redis() -> Connection:
+    """The web processes' counts per minute (config/building_blocks/minute_counts.py): short-lived
+    counters like the rate limits', beside them."""
     return _connection(settings.CACHE_REDIS_URL)
 
 

@@ -6,6 +6,7 @@ import json
 from django.conf import settings
 
 from config.building_blocks.errors import error_body
+from config.building_blocks.minute_counts import process_counts
 
 
 class RequestBodyLimit:
@@ -74,3 +75,4 @@ async def _payload_too_large(send, limit: int) -> None:  # noqa: ANN001
         }
     )
     await send({"type": "http.response.body", "body": body})
+    process_counts().response(413)

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # 4xx and 5xx per minute for the dashboard's charts; outermost, to see every answer.
+    "config.building_blocks.minute_counts.ResponseCountsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.building_blocks.content_security.PagesContentSecurityPolicyMiddleware",
     # Static files (admin, API docs, player pages) are served by the app itself, no CDN.

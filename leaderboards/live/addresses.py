@@ -5,7 +5,9 @@ close code 4429).
 Counted per process (per event loop, as the ticker is): a socket's memory is its own process's,
 so that is the count that protects it. Across WEB_WORKERS processes one address may hold up to
 WEB_WORKERS times the limit. No Redis round trip per connection, and nothing left counted in
-Redis when a process dies. The address is found by the rate limits' rule (TRUSTED_PROXIES).
+Redis when a process dies. The address is found by the rate limits' rule (TRUSTED_PROXIES). The
+process's total of open sockets is reported for the dashboard's charts
+(config/building_blocks/minute_counts.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.conf import settings
 from rest_framework import status
 
 from config.building_blocks.errors import DomainError
+from config.building_blocks.minute_counts import process_counts
 
 
 class TooManySockets(DomainError):
@@ -40,8 +43,10 @@ class AddressSockets:
                 details={"limit": limit},
             )
         self._open[address] += 1
+        process_counts().socket_opened()
 
     def release(self, address: str) -> None:
+        process_counts().socket_closed()
         self._open[address] -= 1
         if self._open[address] <= 0:
             del self._open[address]

@@ -1,21 +1,25 @@
-"""The operator dashboard: per board, players (ZCARD), results by whole minutes (counted once
-each), mirror lag, drift, the running and next season, and the last close with its duration."""
+"""The operator dashboard: its charts of the last hour and day (from the samples), and per board,
+players (ZCARD), results by whole minutes (counted once each), mirror lag, drift, the running
+and next season, and the last close with its duration."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from leaderboards import store
 from leaderboards.dashboard import boards_health
-from leaderboards.models import ReconciliationRun
+from leaderboards.models import OperationsMinute, ReconciliationRun
 from matches.models import PendingStanding
 from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
+from tests.staff import staff
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +143,107 @@ def test_the_dashboard_says_utc_and_a_boards_own_zone_beside_it(client, weekly):
 
     # 15:00 UTC is midnight of the next day in Tokyo: the date is said too.
     assert "ends 2026-06-12 15:00 UTC (2026-06-13 00:00 Asia/Tokyo)" in text
+
+
+CHARTS = ["results", "mirror_lag", "drift", "sockets", "responses_4xx", "responses_5xx"]
+
+
+def figures(html: str) -> dict[str, str]:
+    """Each chart's figure, by its series."""
+    return dict(
+        re.findall(r'<figure class="ops-chart" data-series="(\w+)">(.*?)</figure>', html, re.S)
+    )
+
+
+def polyline_points(figure: str) -> list[int]:
+    return [
+        len(points.split())
+        for points in re.findall(r'<polyline class="line" points="([^"]+)"', figure)
+    ]
+
+
+@pytest.fixture
+def sampled():
+    """Minutes 11:57 and 11:58 sampled, 11:59 not (yet)."""
+    for minute, results, lag in ((57, 12, 0.5), (58, 40, 2.25)):
+        OperationsMinute.objects.create(
+            minute=NOW.replace(hour=11, minute=minute, second=0),
+            results=results,
+            mirror_lag_seconds=lag,
+            sockets=3,
+            responses_4xx=1,
+            responses_5xx=0,
+        )
+
+
+def test_the_dashboard_charts_the_last_hour_with_each_series_latest_value(admin_client, sampled):
+    with time_machine.travel(NOW, tick=False):
+        html = admin_client.get("/admin/dashboard/").content.decode()
+
+    charts = figures(html)
+    assert list(charts) == CHARTS
+    assert {name: polyline_points(figure) for name, figure in charts.items()} == {
+        "results": [2],
+        "mirror_lag": [2],
+        "drift": [],
+        "sockets": [2],
+        "responses_4xx": [2],
+        "responses_5xx": [2],
+    }
+    assert '<strong class="ops-latest" data-latest>40</strong>' in charts["results"]
+    assert '<strong class="ops-latest" data-latest>2.2 s</strong>' in charts["mirror_lag"]
+    assert (
+        '<desc id="ops-results-desc">Results per minute over the last hour: 40 at 11:58 UTC,'
+        " highest 40; 2 of 60 points sampled.</desc>"
+    ) in charts["results"]
+    assert "No samples yet" in charts["drift"]
+    assert '<a href="?range=hour" aria-current="page">Last hour</a>' in html
+
+
+def test_the_day_switch_charts_quarter_hours(admin_client, sampled):
+    with time_machine.travel(NOW, tick=False):
+        html = admin_client.get("/admin/dashboard/?range=day").content.decode()
+
+    charts = figures(html)
+    assert '<h2 id="charts-heading">Last day, per 15 minutes</h2>' in html
+    assert '<a href="?range=day" aria-current="page">Last day</a>' in html
+    # 11:57 and 11:58 are one quarter hour: one point, drawn as a dot.
+    assert polyline_points(charts["results"]) == [2]
+    assert "26 at 11:45 UTC, highest 26; 1 of 96 points sampled." in charts["results"]
+
+
+def test_with_nothing_sampled_each_chart_says_so(admin_client):
+    with time_machine.travel(NOW, tick=False):
+        html = admin_client.get("/admin/dashboard/").content.decode()
+
+    charts = figures(html)
+    assert list(charts) == CHARTS
+    assert all(polyline_points(figure) == [] for figure in charts.values())
+    assert all("No samples yet" in figure for figure in charts.values())
+    assert "Open live sockets: nothing sampled over the last hour yet." in charts["sockets"]
+
+
+def test_an_unknown_range_is_a_400_that_writes_nothing(admin_client):
+    with time_machine.travel(NOW, tick=False):
+        response = admin_client.get("/admin/dashboard/?range=week")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {
+            "code": "invalid_range",
+            "message": "Unknown range 'week': the charts cover 'hour' or 'day'.",
+            "details": {"range": ["day", "hour"]},
+        }
+    }
+    assert OperationsMinute.objects.count() == 0
+    # The view stopped before counting any minute of results into the cache.
+    assert cache.get("dashboard:results:202606101159") is None
+
+
+def test_a_view_only_account_sees_the_charts(client, sampled):
+    looker = staff(client, "looker", every_view=True)
+
+    with time_machine.travel(NOW, tick=False):
+        html = looker.get("/admin/dashboard/?range=day").content.decode()
+
+    assert list(figures(html)) == CHARTS

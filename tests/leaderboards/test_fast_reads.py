@@ -5,12 +5,15 @@ everything they do not answer reaches Django unchanged."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+import time_machine
 from prometheus_client import REGISTRY
 
+from config.building_blocks.minute_counts import MinuteCounts, minutes_read, process_counts
 from leaderboards import fast_reads, store
 from leaderboards.fast_reads import FastReads
 from matches.models import Player
@@ -185,6 +188,25 @@ def test_answers_are_counted_in_djangos_request_metrics(board):
         method="GET",
     )
     assert latency_after == latency_before + 1
+
+
+def test_answers_are_counted_once_in_the_dashboards_minute_counts(board):
+    minute = datetime(2031, 1, 2, 3, 5, tzinfo=UTC)  # no other test counts in it
+    with time_machine.travel(minute.replace(second=20), tick=False):
+        answers = [
+            asgi_get(application, path).status_code
+            for path in (
+                "/api/v1/leaderboard/players/nobody",  # the event loop's own 404
+                "/api/v1/leaderboard/players/p1?board=nope",  # handed to Django: its 404
+                "/api/v1/leaderboard/top?limit=3",
+            )
+        ]
+        process_counts().flush()
+
+    assert answers == [404, 404, 200]
+    assert minutes_read([minute]) == [
+        MinuteCounts(minute=minute, responses_4xx=2, responses_5xx=0, sockets=0)
+    ]
 
 
 def test_reads_of_the_same_moment_share_a_round_trip_and_each_gets_its_own_answer(board):

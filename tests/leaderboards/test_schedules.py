@@ -15,6 +15,7 @@ EXPIRES = {
     "Create upcoming seasons from board schedules": 54,
     "Close seasons whose grace period is over": 54,
     "Reconcile Redis with PostgreSQL": 54,
+    "Sample the service for the dashboard's charts": 54,
     "Remove expired Redis keys of closed seasons": 3240,
     "Sample active players' ranks for the rank charts": 270,
     "Lift temporary bans that ended": 54,

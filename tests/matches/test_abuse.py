@@ -2,12 +2,14 @@
 
 import asyncio
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.utils import timezone
 
+from config.building_blocks.minute_counts import MinuteCounts, minutes_read, process_counts
 from leaderboards import closing, store
 from leaderboards.models import ArchivedStanding
 from matches.models import Clan, GameServer, MatchResult, Player, PlayerTotal
@@ -86,6 +88,20 @@ def test_a_body_declared_too_large_is_refused_before_it_is_read(db, settings):
     assert body["error"]["code"] == "payload_too_large"
     assert headers[b"content-type"] == b"application/json"
     assert MatchResult.objects.count() == 0
+
+
+def test_a_body_refused_before_django_is_counted_once_in_its_minute(db, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    minute = datetime(2031, 1, 2, 3, 8, tzinfo=UTC)  # no other test counts in it
+
+    with time_machine.travel(minute.replace(second=20), tick=False):
+        status, *_ = asgi_post("/api/v1/scores", [b"x" * 2000], [(b"content-length", b"2000")])
+        process_counts().flush()
+
+    assert status == 413
+    assert minutes_read([minute]) == [
+        MinuteCounts(minute=minute, responses_4xx=1, responses_5xx=0, sockets=0)
+    ]
 
 
 def test_a_body_without_a_length_is_read_only_up_to_the_limit(db, settings):

@@ -1,8 +1,9 @@
 """The operator's flows in the admin, in a real browser against the real stack (web server, Celery
 worker, Redis): create a board with reward tiers, ban and unban, close now, void a result, preview
-rewards, the dashboard. Form errors are asserted by their text. Screenshots of each flow are saved
-under test-output/screenshots/, and into docs/screenshots/ for docs/operations.md's console section
-when README_SCREENSHOTS=1 (so a plain `make test` leaves the checkout as it was)."""
+rewards, the dashboard and its charts at desktop and phone width. Form errors are asserted by
+their text. Screenshots of each flow are saved under test-output/screenshots/, and into
+docs/screenshots/ for docs/operations.md's console section when README_SCREENSHOTS=1 (so a plain
+`make test` leaves the checkout as it was)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.contrib.auth.models import User
+from django.utils import timezone
 
+from leaderboards.models import OperationsMinute
 from matches.models import MatchResult, Player
 from seasons.models import Board, RewardTier, Season, SeasonState
 from tests.factories import SeasonFactory
@@ -229,3 +232,48 @@ def test_an_operator_previews_rewards_before_closing(browser, site, game_server)
     assert "4\tp04\t96\t–" in players
     shot(page, "rewards-preview")
     assert Season.objects.get(pk=season.pk).state == SeasonState.OPEN
+
+
+PHONE = {"width": 375, "height": 812}
+CHARTS = ["results", "mirror_lag", "drift", "sockets", "responses_4xx", "responses_5xx"]
+
+
+def watched(context):
+    """A page of `context` that keeps the console's errors and the page's uncaught errors."""
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page, errors
+
+
+def test_the_dashboard_draws_its_charts_at_desktop_and_phone_width(browser, site):
+    now = timezone.now().replace(second=0, microsecond=0)
+    for ago, results, lag in ((4, 120, 0.5), (3, 180, 1.5), (2, 90, 6.0)):
+        OperationsMinute.objects.create(
+            minute=now - timedelta(minutes=ago),
+            results=results,
+            mirror_lag_seconds=lag,
+            sockets=12,
+            responses_4xx=3,
+            responses_5xx=ago % 2,
+        )
+    desktop = logged_in(browser, site)
+    session = desktop.context.storage_state()
+
+    for viewport, name in ((CONSOLE, "dashboard-charts"), (PHONE, "dashboard-charts-phone")):
+        page, errors = watched(browser.new_context(viewport=viewport, storage_state=session))
+        page.goto(f"{site.url}/admin/dashboard/")
+
+        figures = page.locator("figure.ops-chart")
+        assert figures.evaluate_all("fs => fs.map(f => f.dataset.series)") == CHARTS
+        assert page.locator("figure[data-series=results] polyline.line").count() == 1
+        assert page.inner_text("figure[data-series=results] [data-latest]") == "90"
+        assert page.text_content("figure[data-series=drift] text.empty") == "No samples yet"
+        # Every chart is drawn whole inside the screen's width, with its line visible.
+        boxes = [figures.nth(i).bounding_box() for i in range(len(CHARTS))]
+        assert all(box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"] for box in boxes)
+        line = page.locator("figure[data-series=results] polyline.line").bounding_box()
+        assert line["width"] > 0 and line["height"] > 0
+        assert errors == []
+        shot(page, name)
