@@ -24,25 +24,25 @@ from config.building_blocks.api import (
 from config.building_blocks.errors import InvalidInput, NotFound
 from config.building_blocks.player_ids import (
     OPTIONAL_PLAYER_ID_PATTERN,
-    PLAYER_ID_PATTERN,
     check_player_id,
     player_id_field_validator,
 )
+from config.building_blocks.schema import errors
 from config.building_blocks.segments import (
     CLAN_DIMENSION,
     CLAN_ID_CHARACTERS,
     DIMENSION_CHARACTERS,
     SEGMENT_VALUE_CHARACTERS,
 )
-from config.building_blocks.slugs import slug_allowed, slug_validator
+from config.building_blocks.slugs import SLUG_MAX_LENGTH, slug_allowed, slug_validator
 from seasons.api import BOARD_QUERY, BoardQuery
-from seasons.models import DEFAULT_BOARD, Season
+from seasons.models import DEFAULT_BOARD, Season, SeasonStatus
 from seasons.selectors import season_for_read, season_get
 
 from . import heals, history, selectors, top_answers
 from .segments import segment_parse
 
-_INTEGER = re.compile(r"^[+-]?[0-9]{1,12}$")
+_INTEGER = re.compile(r"\A[+-]?[0-9]{1,12}\Z")
 
 
 class QueryInteger(NamedTuple):
@@ -65,7 +65,8 @@ def read_query(params: Any, **ranges: QueryInteger) -> dict[str, Any]:
     """The read endpoints' query: board, season, rank_style and the integers in `ranges`
     (by name). Written out rather than a serializer per request because
     these are the hottest endpoints (the benchmark measured the serializer at 5-8% of a rank
-    read); an empty value means "not given", as for every query parameter of the API."""
+    read). An empty board, season or segment means "not given", as their patterns say; an empty
+    rank_style or number is refused, as a value no enum or integer holds."""
     errors: dict[str, list[str]] = {}
     query: dict[str, Any] = {}
     for name in ("board", "season"):
@@ -75,11 +76,11 @@ def read_query(params: Any, **ranges: QueryInteger) -> dict[str, Any]:
         query[name] = value
     # Checked against the board's dimensions once the season is known (read_segment).
     query["segment"] = params.get("segment") or None
-    query["rank_style"] = params.get("rank_style") or "ordinal"
+    query["rank_style"] = params.get("rank_style", "ordinal")
     if query["rank_style"] not in selectors.RANK_STYLES:
         errors["rank_style"] = [f"Use one of: {', '.join(selectors.RANK_STYLES)}."]
     for name, (default, low, high, _) in ranges.items():
-        raw = params.get(name) or None
+        raw = params.get(name)
         if raw is None:
             query[name] = default
         elif not _INTEGER.match(raw) or not low <= int(raw) <= high:
@@ -144,8 +145,18 @@ class RanksIn(StrictSerializer):
         min_length=1,
         max_length=200,
     )
-    board = serializers.SlugField(required=False, max_length=64)
-    season = serializers.SlugField(required=False, max_length=64)
+    board = StrictCharField(
+        required=False,
+        max_length=SLUG_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[slug_validator],
+    )
+    season = StrictCharField(
+        required=False,
+        max_length=SLUG_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[slug_validator],
+    )
 
 
 class RankEntryOut(serializers.Serializer):
@@ -175,9 +186,8 @@ WHOLE_BOARD_PARAMS = [
     OpenApiParameter(
         "rank_style",
         str,
-        # Empty means "not given", as for every query parameter (read_query).
-        enum=[*selectors.RANK_STYLES, ""],
-        description="ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default.",
+        enum=list(selectors.RANK_STYLES),
+        description="ordinal (default, unique ranks) or competition (1-2-2-4).",
     ),
 ]
 _SEASON_PARAMS = [
@@ -270,6 +280,7 @@ class TopView(StandingsReadView):
                 "(public, max-age), ETag and Last-Modified let HTTP caches keep it.",
             ),
             304: OpenApiResponse(description="The copy named by If-None-Match is current."),
+            **errors(404),
         },
         summary="The top of the board (pages through the whole board with offset)",
     )
@@ -357,7 +368,7 @@ class RanksView(StandingsReadView):
     @extend_schema(
         parameters=_SEASON_PARAMS,
         request=RanksIn,
-        responses=RanksOut,
+        responses={200: RanksOut, **errors(404)},
         summary="Ranks of up to 200 players at once (a friends view)",
     )
     def post(self, request: Request) -> Response:
@@ -383,7 +394,7 @@ class PlayerSeasonRowOut(serializers.Serializer):
     board = serializers.CharField()
     season = serializers.CharField()
     season_name = serializers.CharField()
-    status = serializers.ChoiceField(choices=["scheduled", "running", "closing", "closed"])
+    status = serializers.ChoiceField(choices=SeasonStatus.choices)
     ends_at = serializers.DateTimeField()
     rank = serializers.IntegerField(
         allow_null=True,
@@ -413,7 +424,7 @@ class PlayerSeasonsOut(serializers.Serializer):
 class PlayerSeasonsView(StandingsReadView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
-        responses=PlayerSeasonsOut,
+        responses={200: PlayerSeasonsOut, **errors(400)},
         summary="A player's seasons: the running ones with their live rank, then the closed ones",
     )
     def get(self, request: Request, player_id: str) -> Response:
@@ -447,7 +458,13 @@ REWARDS_PAGE_MAX = 1000
 
 
 class RewardsQuery(BoardQuery):
-    player_id = serializers.RegexField(PLAYER_ID_PATTERN, required=False)
+    # Empty: not given (the parameter's pattern).
+    player_id = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=[player_id_field_validator],
+    )
     limit = serializers.IntegerField(min_value=1, max_value=REWARDS_PAGE_MAX, default=100)
     offset = serializers.IntegerField(min_value=0, max_value=2**31, default=0)
 
@@ -471,7 +488,7 @@ class SeasonRewardsView(APIView):
                 description="Rewards to skip, default 0 (`next_offset` of the previous page).",
             ),
         ],
-        responses=RewardsOut,
+        responses={200: RewardsOut, **errors(409)},
         summary="The rewards of a closed season, by rank, a page at a time (the whole board's, "
         "then each segment's)",
     )
@@ -482,7 +499,7 @@ class SeasonRewardsView(APIView):
             season=season,
             offset=query["offset"],
             limit=query["limit"],
-            player_id=query.get("player_id"),
+            player_id=query.get("player_id") or None,
         )
         return Response(
             RewardsOut({"board": season.board.slug, "season": season.slug, **page}).data

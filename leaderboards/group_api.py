@@ -10,7 +10,9 @@ from rest_framework.response import Response
 
 from config.building_blocks.api import PLAYER_ID_PATH, SEASON_QUERY
 from config.building_blocks.errors import InvalidInput, NotFound
+from config.building_blocks.input_rules import PRINTABLE_CHARACTER, PRINTABLE_RULE, printable
 from config.building_blocks.player_ids import check_player_id
+from config.building_blocks.schema import errors
 from config.building_blocks.segments import CLAN_ID_PATTERN, clan_id_allowed
 
 from . import clans, friends, search
@@ -121,7 +123,7 @@ _CLAN_ID_PATH = OpenApiParameter(
 class ClansTopView(StandingsReadView):
     @extend_schema(
         parameters=[*WHOLE_BOARD_PARAMS, *integer_parameters(TOP_RANGES)],
-        responses=ClansTopOut,
+        responses={200: ClansTopOut, **errors(404)},
         summary="The clan board: clans ranked by their members' season totals",
         description="A clan's points are its members' summed on a board of sums, its best "
         "member's on a board of bests; equal sums tie by clan id, equal bests by who reached "
@@ -186,9 +188,15 @@ SEARCH_RANGES = {
 }
 _SEARCH_QUERY = OpenApiParameter(
     "search",
-    {"type": "string", "minLength": 1, "maxLength": QUERY_MAX_LENGTH},
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": QUERY_MAX_LENGTH,
+        "pattern": f"^{PRINTABLE_CHARACTER}*$",
+    },
     required=True,
-    description="The start of a display name, any case (or a player's exact id).",
+    description=f"The start of a display name, any case (or a player's exact id): "
+    f"{PRINTABLE_RULE}.",
 )
 
 
@@ -200,7 +208,7 @@ class PlayerSearchView(StandingsReadView):
             SEASON_QUERY,
             *integer_parameters(SEARCH_RANGES),
         ],
-        responses=PlayerSearchOut,
+        responses={200: PlayerSearchOut, **errors(404)},
         operation_id="players_search",
         summary="Players by name: a case-insensitive prefix, ranked by relevance, then by rank",
         description="An exact name first, then an exact player id, then names that start with "
@@ -210,10 +218,10 @@ class PlayerSearchView(StandingsReadView):
     )
     def get(self, request: Request) -> Response:
         wanted = request.query_params.get("search", "")
-        if not 1 <= len(wanted) <= QUERY_MAX_LENGTH or not wanted.isprintable():
+        if not 1 <= len(wanted) <= QUERY_MAX_LENGTH or not printable(wanted):
             raise InvalidInput(
-                f"search must be 1-{QUERY_MAX_LENGTH} printable characters: the start of a "
-                "display name.",
+                f"search must be the start of a display name: 1-{QUERY_MAX_LENGTH} "
+                f"{PRINTABLE_RULE}.",
                 details={"search": wanted[:QUERY_MAX_LENGTH]},
             )
         query = read_query(request.query_params, **SEARCH_RANGES)

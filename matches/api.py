@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.validators import URLValidator
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -18,12 +18,20 @@ from rest_framework.views import APIView
 
 from config.building_blocks.api import PLAYER_ID_PATH, StrictCharField, StrictSerializer
 from config.building_blocks.errors import InvalidInput, NotFound
-from config.building_blocks.input_rules import Batch, BodyRules, Check, Instant, Integer, Text
+from config.building_blocks.input_rules import (
+    Batch,
+    BodyRules,
+    Instant,
+    Integer,
+    Text,
+    printable_validator,
+)
 from config.building_blocks.player_ids import (
     PLAYER_ID_MAX_LENGTH,
     check_player_id,
     player_id_field_validator,
 )
+from config.building_blocks.schema import errors
 from config.building_blocks.segments import (
     CLAN_ID_PATTERN,
     RESERVED_CLAN_IDS,
@@ -33,6 +41,7 @@ from config.building_blocks.segments import (
     dimension_validator,
     segment_value_validator,
 )
+from config.building_blocks.slugs import SLUG_MAX_LENGTH, slug_validator
 from seasons.scoring import MAX_POINTS
 
 from . import selectors, services
@@ -44,17 +53,15 @@ CLAN_ID_PATH = OpenApiParameter(
     "clan_id", str, OpenApiParameter.PATH, pattern=CLAN_ID_PATTERN, description="The clan's id."
 )
 
-_printable = Check(str.isprintable, "Use printable characters only.")
-
 # A posted result: the one definition of what POST /api/v1/scores takes, read by the fast
 # check of every item and, as the ResultIn serializer, by the schema.
 RESULT_RULES = BodyRules(
     {
         "player_id": Text(PLAYER_ID_MAX_LENGTH, validators=(player_id_field_validator,)),
         "points": Integer(1, MAX_POINTS),
-        "match_id": Text(128, validators=(_printable,)),
-        "board": Text(64, required=False),
-        "season": Text(64, required=False),
+        "match_id": Text(128, validators=(printable_validator,)),
+        "board": Text(SLUG_MAX_LENGTH, required=False, validators=(slug_validator,)),
+        "season": Text(SLUG_MAX_LENGTH, required=False, validators=(slug_validator,)),
         "ended_at": Instant(required=False),
     }
 )
@@ -121,6 +128,7 @@ class ScoresView(APIView):
     @extend_schema(
         request=_RESULT_OR_BATCH_IN,
         responses={
+            **errors(403, 404, 409),
             201: OpenApiResponse(ResultOut, description="One result, accepted."),
             200: OpenApiResponse(
                 _RESULT_OR_BATCH_OUT,
@@ -172,16 +180,39 @@ class ScoresView(APIView):
 
 
 # The pages load avatars over https only (their Content-Security-Policy, CSP_AVATAR_SOURCES):
-# an address they could not show is refused here rather than drawn as a broken image.
-avatar_url_validator = URLValidator(
-    schemes=["https"], message="Enter an https:// address: the pages show no other avatars."
+# an address they could not show is refused here rather than drawn as a broken image. The rule
+# is this one pattern, which the schema shows as it is (a URL validator's rules could not be
+# stated there): https, a host name of dot-separated labels of 1-63 letters, digits or '-' (not
+# at either end) whose last starts with a letter, an optional port, and an optional path and
+# query of the characters RFC 3986 allows (anything else percent-encoded). Empty: no avatar.
+_HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_TOP_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_URI_CHARACTER = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})"
+AVATAR_URL_MAX_LENGTH = 500
+avatar_url_validator = RegexValidator(
+    rf"\A(?:https://(?:{_HOST_LABEL}\.)+{_TOP_LABEL}(?::[0-9]{{1,5}})?(?:/{_URI_CHARACTER}*)?)?\Z",
+    "Enter an https:// address: the pages show no other avatars.",
 )
+# Names are shown on the pages: printable, as match ids are (an empty one shows the id), and
+# kept as sent (no trimming), so that what the schema's pattern admits is what is stored.
+_name_validators = [printable_validator]
 
 
 class PlayerIn(StrictSerializer):
-    display_name = StrictCharField(required=False, max_length=100, allow_blank=True)
-    avatar_url = serializers.URLField(
-        required=False, max_length=500, allow_blank=True, validators=[avatar_url_validator]
+    display_name = StrictCharField(
+        required=False,
+        max_length=100,
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=_name_validators,
+    )
+    avatar_url = StrictCharField(
+        required=False,
+        max_length=AVATAR_URL_MAX_LENGTH,
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=[avatar_url_validator],
+        help_text="An https:// address of the player's picture; empty: none.",
     )
     clan = StrictCharField(
         required=False,
@@ -260,7 +291,7 @@ class GameServerWritesView(APIView):
 class PlayerView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
-        responses=PlayerOut,
+        responses={200: PlayerOut, **errors(400)},
         auth=[],
         summary="A player's public profile",
     )
@@ -274,7 +305,7 @@ class PlayerView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
         request=PlayerIn,
-        responses={200: PlayerOut, 201: PlayerOut},
+        responses={200: PlayerOut, 201: PlayerOut, **errors(403)},
         summary="Create or update a player's profile (game servers)",
         description="A key limited to some boards may write only the profile of a player with "
         "a result on one of them (`403 player_not_in_scope` otherwise).",
@@ -316,7 +347,7 @@ class FriendsOut(serializers.Serializer):
 class FriendsView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
-        responses=FriendsOut,
+        responses={200: FriendsOut, **errors(400)},
         auth=[],
         summary="A player's friends, as stored",
     )
@@ -330,7 +361,7 @@ class FriendsView(GameServerWritesView):
     @extend_schema(
         parameters=[PLAYER_ID_PATH],
         request=FriendsIn,
-        responses=FriendsOut,
+        responses={200: FriendsOut, **errors(403)},
         summary="Replace a player's friends (game servers)",
         description=f"One-way (the player's own list), at most {FRIENDS_MAX:,} ids "
         "(`400 too_many_friends`), never the player's own (`400 friend_is_self`); an id given "
@@ -358,7 +389,13 @@ class FriendsView(GameServerWritesView):
 
 
 class ClanIn(StrictSerializer):
-    name = StrictCharField(required=False, max_length=100, allow_blank=True)
+    name = StrictCharField(
+        required=False,
+        max_length=100,
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=_name_validators,
+    )
 
 
 class ClanOut(serializers.Serializer):

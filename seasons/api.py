@@ -11,10 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.building_blocks.api import SLUG_PATH, validate_query
-from config.building_blocks.slugs import OPTIONAL_SLUG_PATTERN
+from config.building_blocks.api import SLUG_PATH, IsoDurationField, validate_query
+from config.building_blocks.schema import errors
+from config.building_blocks.slugs import OPTIONAL_SLUG_PATTERN, SLUG_MAX_LENGTH, slug_validator
 
 from . import selectors
+from .choices import ScheduleKind, ScoreOperator, SeasonStatus, SortOrder
 from .models import DEFAULT_BOARD, Board, Season
 
 BOARD_QUERY = OpenApiParameter(
@@ -31,21 +33,21 @@ class SeasonOut(serializers.Serializer):
     board = serializers.CharField()
     starts_at = serializers.DateTimeField()
     ends_at = serializers.DateTimeField()
-    grace_period = serializers.DurationField()
+    grace_period = IsoDurationField(help_text="ISO 8601: P0DT01H00M00S is an hour.")
     grace_period_seconds = serializers.IntegerField()
     accepts_results_until = serializers.DateTimeField()
-    status = serializers.ChoiceField(choices=["scheduled", "running", "closing", "closed"])
+    status = serializers.ChoiceField(choices=SeasonStatus.choices)
 
 
 class BoardOut(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
-    score_operator = serializers.CharField()
-    sort_order = serializers.CharField()
+    score_operator = serializers.ChoiceField(choices=ScoreOperator.choices)
+    sort_order = serializers.ChoiceField(choices=SortOrder.choices)
     max_points_per_result = serializers.IntegerField(
         allow_null=True, help_text="Results with more points are refused; null: no limit."
     )
-    schedule = serializers.CharField()
+    schedule = serializers.ChoiceField(choices=ScheduleKind.choices)
     schedule_cron = serializers.CharField()
     schedule_timezone = serializers.CharField()
     current_season = SeasonOut(allow_null=True)
@@ -53,7 +55,14 @@ class BoardOut(serializers.Serializer):
 
 
 class BoardQuery(serializers.Serializer):
-    board = serializers.SlugField(required=False, max_length=64)
+    # Empty: not given (BOARD_QUERY's pattern).
+    board = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=SLUG_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[slug_validator],
+    )
 
 
 def season_out(season: Season) -> dict[str, Any]:
@@ -100,7 +109,9 @@ class BoardListView(APIView):
 
 class SeasonListView(APIView):
     @extend_schema(
-        parameters=[BOARD_QUERY], responses=SeasonOut(many=True), summary="List a board's seasons"
+        parameters=[BOARD_QUERY],
+        responses={200: SeasonOut(many=True), **errors(404)},
+        summary="List a board's seasons",
     )
     def get(self, request: Request) -> Response:
         board = selectors.board_get(slug=board_query(request))
@@ -109,7 +120,11 @@ class SeasonListView(APIView):
 
 
 class SeasonDetailView(APIView):
-    @extend_schema(parameters=[BOARD_QUERY, SLUG_PATH], responses=SeasonOut, summary="One season")
+    @extend_schema(
+        parameters=[BOARD_QUERY, SLUG_PATH],
+        responses={200: SeasonOut, **errors(404)},
+        summary="One season",
+    )
     def get(self, request: Request, slug: str) -> Response:
         season = selectors.season_get(board_slug=board_query(request), season_slug=slug)
         return Response(SeasonOut(season_out(season)).data)

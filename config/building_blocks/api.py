@@ -6,7 +6,8 @@ import io
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import JSONParser
 
@@ -53,9 +54,19 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+@extend_schema_field(OpenApiTypes.DURATION)
+class IsoDurationField(serializers.DurationField):
+    """A duration in ISO 8601 (`P0DT01H00M00S`), as the schema's `format: duration` says."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(format="iso-8601", **kwargs)
+
+
 def validate_query(serializer_class: type[serializers.Serializer], params: Any) -> dict[str, Any]:
-    """Validate query parameters; a bad one is a 400 with the standard body."""
-    serializer = serializer_class(data=params)
+    """Validate query parameters; a bad one is a 400 with the standard body. Given as a plain
+    dict (the last value of a repeated name, as QueryDict.get reads it), since DRF reads an
+    empty value in a form's QueryDict as "not given", and an empty number is no integer."""
+    serializer = serializer_class(data=params.dict() if hasattr(params, "dict") else params)
     if not serializer.is_valid():
         raise InvalidInput("Invalid query parameters.", details=serializer.errors)
     return dict(serializer.validated_data)

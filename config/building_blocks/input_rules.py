@@ -20,6 +20,7 @@ from django.core.validators import RegexValidator
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from config.building_blocks.api import (
     NOT_AN_OBJECT,
@@ -30,6 +31,28 @@ from config.building_blocks.api import (
 )
 
 REQUIRED = "This field is required."
+
+# Printable text as the API checks it (match ids, a search by name): no control character
+# (Unicode's category Cc: U+0000-U+001F, U+007F-U+009F) and no line or paragraph separator.
+# Not str.isprintable(): its set follows the Unicode version of the Python that runs (every code
+# point not yet assigned is "unprintable"), so no pattern in the schema or a client could state
+# it. Cc is closed by Unicode's stability policy, so this pattern is the whole rule, for ever.
+PRINTABLE_CHARACTER = r"[^\u0000-\u001F\u007F-\u009F\u2028\u2029]"
+PRINTABLE_RULE = "printable characters: no control characters or line separators"
+# The schema shows it as the field's pattern (^...$: drf-spectacular writes \A and \Z so).
+printable_validator = RegexValidator(rf"\A{PRINTABLE_CHARACTER}*\Z", f"Use {PRINTABLE_RULE}.")
+_printable_regex = re.compile(rf"\A{PRINTABLE_CHARACTER}*\Z")
+
+
+def printable(value: str) -> bool:
+    return _printable_regex.match(value) is not None
+
+
+# A JSON string may escape half of a surrogate pair alone ("\ud800"): no text PostgreSQL or the
+# pages could store. DRF's CharField refuses it (the schema's serializers); the fast check too,
+# with DRF's words.
+_surrogate = re.compile(r"[\ud800-\udfff]")
+_surrogate_refused = ProhibitSurrogateCharactersValidator.message
 
 Validator = Callable[[Any], None]
 
@@ -91,6 +114,8 @@ class Text:
         for check in self._checks:
             if not check.test(value):
                 raise FieldRefused(check.message)
+        if not value.isascii() and (surrogate := _surrogate.search(value)):
+            raise FieldRefused(str(_surrogate_refused).format(code_point=ord(surrogate.group())))
         return value
 
     def serializer_field(self) -> serializers.Field:

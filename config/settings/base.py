@@ -354,7 +354,7 @@ REST_FRAMEWORK = {
         "game_server": env("THROTTLE_GAME_SERVER_RATE", default="2000/s") or None,
     },
     "EXCEPTION_HANDLER": "config.building_blocks.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.building_blocks.schema.ApiSchema",
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -369,14 +369,20 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # Two fields are called "status": a season's and a posted result's.
+    # One component per set of choices, wherever it is used (fields and query parameters), so
+    # a generated client has one enum class for each. Two fields are called "status": a
+    # season's and a posted result's.
     "ENUM_NAME_OVERRIDES": {
-        "SeasonStatusEnum": ["scheduled", "running", "closing", "closed"],
+        "SeasonStatusEnum": "seasons.choices.SeasonStatus",
         "ResultStatusEnum": ["accepted", "duplicate"],
+        "RankStyleEnum": "leaderboards.selectors.RANK_STYLES",
+        "ScoreOperatorEnum": "seasons.choices.ScoreOperator",
+        "SortOrderEnum": "seasons.choices.SortOrder",
+        "ScheduleEnum": "seasons.choices.ScheduleKind",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.building_blocks.schema.add_error_responses",
+        "config.building_blocks.schema.named_enum_parameters",
     ],
 }
 

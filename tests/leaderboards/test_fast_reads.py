@@ -66,6 +66,10 @@ SAME_AS_DJANGO = [
     "/api/v1/leaderboard/players/p1?rank_style=dense",
     "/api/v1/leaderboard/players/p1?board=nope",
     "/api/v1/leaderboard/players/bad%20id",
+    # An empty number or rank_style is no value the schema admits: Django's 400.
+    "/api/v1/leaderboard/top?offset=",
+    "/api/v1/leaderboard/players/p2?rank_style=",
+    "/api/v1/leaderboard/players/p3/around?n=",
 ]
 
 

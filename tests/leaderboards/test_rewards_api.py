@@ -95,3 +95,10 @@ def test_a_bad_rewards_page_is_400(client, rewarded, query, field):
     error = response.json()["error"]
     assert error["code"] == "validation_error"
     assert list(error["details"]) == [field]
+
+
+def test_an_empty_player_id_or_board_means_not_given(client, rewarded):
+    response = client.get("/api/v1/seasons/past/rewards?player_id=&board=&limit=2")
+
+    assert response.status_code == 200
+    assert response.json()["rewards"] == [reward(1, rewarded), reward(2, rewarded)]

@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from matches.models import GameServer, Player
+from matches.models import Clan, GameServer, Player
 from seasons.models import Board
 from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
 
@@ -66,6 +66,75 @@ def test_an_http_avatar_is_refused_with_the_reason(server, db):
         "avatar_url": ["Enter an https:// address: the pages show no other avatars."]
     }
     assert Player.objects.count() == 0
+
+
+AVATAR_REFUSED = "Enter an https:// address: the pages show no other avatars."
+
+
+@pytest.mark.parametrize(
+    "avatar_url",
+    [
+        # A host label over 63 characters: no DNS name, though a loose URI rule admits it.
+        "https://" + "a" * 64 + ".example/a.png",
+        "https://img.example/a b.png",
+        "https://img.example/a.png#top",
+        "https://user@img.example/a.png",
+        "https://bücher.example/a.png",
+        " https://img.example/a.png",
+    ],
+)
+def test_an_avatar_off_the_schemas_pattern_is_refused_and_nothing_is_written(
+    server, db, avatar_url
+):
+    response = server.put("/api/v1/players/p1", {"avatar_url": avatar_url}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"] == {"avatar_url": [AVATAR_REFUSED]}
+    assert Player.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "avatar_url",
+    [
+        "https://" + "a" * 63 + ".example/a.png",
+        "https://cdn.img.example:8443/p/a%20b.png?size=64&v=2",
+        "https://xn--bcher-kva.example/a.png",
+        "",
+    ],
+)
+def test_an_avatar_the_schema_admits_is_stored_as_sent(server, db, avatar_url):
+    response = server.put("/api/v1/players/p1", {"avatar_url": avatar_url}, format="json")
+
+    assert response.status_code == 201
+    assert Player.objects.get().avatar_url == avatar_url
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/v1/players/p1", {"display_name": "Ada\nLovelace"}, "display_name"),
+        ("/api/v1/players/p1", {"display_name": "Ada\u0000"}, "display_name"),
+        ("/api/v1/clans/red", {"name": "Red\tTeam"}, "name"),
+    ],
+)
+def test_a_name_with_a_control_character_is_refused_and_nothing_is_written(
+    server, db, path, body, field
+):
+    response = server.put(path, body, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["fields"][field][0] == (
+        "Use printable characters: no control characters or line separators."
+    )
+    assert Player.objects.count() == 0
+    assert Clan.objects.count() == 0
+
+
+def test_a_name_is_stored_as_sent(server, db):
+    response = server.put("/api/v1/players/p1", {"display_name": " Ada "}, format="json")
+
+    assert response.status_code == 201
+    assert Player.objects.get().display_name == " Ada "
 
 
 def test_profiles_need_a_game_server_key(client, db):

@@ -2,7 +2,10 @@
 
 import pytest
 
+from config.building_blocks.slugs import SLUG_RULE
 from matches.api import MAX_BATCH, RESULT_RULES, ResultIn
+
+PRINTABLE_REFUSED = "Use printable characters: no control characters or line separators."
 
 SCORES = "/api/v1/scores"
 GOOD = {"player_id": "p1", "points": 5, "match_id": "m"}
@@ -84,7 +87,17 @@ def test_the_view_answers_as_the_schema_says(post_scores, season):
             {**GOOD, "match_id": "x" * 129},
             {"match_id": ["Ensure this field has no more than 128 characters."]},
         ),
-        ({**GOOD, "match_id": "a\nb"}, {"match_id": ["Use printable characters only."]}),
+        ({**GOOD, "match_id": "a\nb"}, {"match_id": [PRINTABLE_REFUSED]}),
+        ({**GOOD, "match_id": "a\u0085b"}, {"match_id": [PRINTABLE_REFUSED]}),
+        ({**GOOD, "match_id": "a\u2028b"}, {"match_id": [PRINTABLE_REFUSED]}),
+        (
+            {**GOOD, "match_id": "a\ud800"},
+            {"match_id": ["Surrogate characters are not allowed: U+D800."]},
+        ),
+        (
+            {**GOOD, "board": "Global"},
+            {"board": ["Use " + SLUG_RULE + "."]},
+        ),
         ({**GOOD, "season": ""}, {"season": ["This field may not be blank."]}),
         ({**GOOD, "board": 7}, {"board": ["Must be a JSON string."]}),
         (

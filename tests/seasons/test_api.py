@@ -48,7 +48,7 @@ def test_seasons_list_and_detail(client, season):
         "board": "global",
         "starts_at": season.starts_at.isoformat().replace("+00:00", "Z"),
         "ends_at": season.ends_at.isoformat().replace("+00:00", "Z"),
-        "grace_period": "01:00:00",
+        "grace_period": "P0DT01H00M00S",
         "grace_period_seconds": 3600,
         "accepts_results_until": (season.ends_at + timedelta(hours=1))
         .isoformat()
