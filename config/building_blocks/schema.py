@@ -16,7 +16,11 @@ from drf_spectacular.plumbing import (
     list_hash,
     load_enum_name_overrides,
 )
-from drf_spectacular.utils import OpenApiResponse, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 
 from config.building_blocks.api import StrictSerializer
@@ -86,6 +90,12 @@ class ApiSchema(AutoSchema):
         operation = super().get_operation(*args, **kwargs)
         if operation is None:
             return None
+        # A body that is one of several shapes (a result or a batch) is never optional, though
+        # drf-spectacular marks only a serializer with required fields so.
+        if "requestBody" in operation and isinstance(
+            self.get_request_serializer(), PolymorphicProxySerializer
+        ):
+            operation["requestBody"]["required"] = True
         responses = operation.setdefault("responses", {})
         error = self.resolve_serializer(ErrorOut, "response").ref
         for status in sorted(self._implied_statuses(operation)):

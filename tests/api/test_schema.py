@@ -241,3 +241,18 @@ def test_the_avatar_pattern_admits_what_the_server_accepts(schema, url, admitted
     assert (re.fullmatch(rule["pattern"], url) is not None) is admitted
     assert rule["maxLength"] == 500
     assert "oneOf" not in rule
+
+
+def test_a_body_the_server_needs_is_required(schema):
+    # A result or a batch, ranks of many players, a friends list: none can be left out.
+    required = {
+        (path, method)
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+        if operation.get("requestBody", {}).get("required")
+    }
+    assert required == {
+        ("/api/v1/scores", "post"),
+        ("/api/v1/leaderboard/ranks", "post"),
+        ("/api/v1/players/{player_id}/friends", "put"),
+    }
