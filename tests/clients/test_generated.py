@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scripts import clients
 
-RUN_MAKE_CLIENTS = "the API changed but its clients were not regenerated: run `make clients`"
+RUN_MAKE_CLIENTS = "run `make clients` (generated code is never edited by hand)"
 # Left in the package by an editable install or an import, never generated.
 NOT_GENERATED = {"__pycache__", ".pdm-build"}
 
@@ -33,7 +33,9 @@ def test_the_schema_file_is_the_schema_of_the_code() -> None:
     schema = clients.schema_text()
 
     # then: it is the committed one, which the clients were generated from
-    assert schema == clients.SCHEMA.read_text(), f"clients/openapi.json: {RUN_MAKE_CLIENTS}"
+    assert schema == clients.SCHEMA.read_text(), (
+        f"clients/openapi.json is not the code's schema: the API changed, {RUN_MAKE_CLIENTS}"
+    )
 
 
 def test_the_python_client_is_generated_from_the_schema_file(tmp_path: Path) -> None:
@@ -42,7 +44,10 @@ def test_the_python_client_is_generated_from_the_schema_file(tmp_path: Path) -> 
 
     # then: every file is the committed one, and there are no others
     differences = _differences(_tree(clients.PYTHON_CLIENT), _tree(tmp_path / "python"))
-    assert differences == [], f"clients/python differs in {differences}: {RUN_MAKE_CLIENTS}"
+    assert differences == [], (
+        f"clients/python is not what clients/openapi.json generates ({differences}): "
+        f"{RUN_MAKE_CLIENTS}"
+    )
 
 
 def test_the_typescript_client_is_generated_from_the_schema_file(
@@ -54,5 +59,6 @@ def test_the_typescript_client_is_generated_from_the_schema_file(
     # then: they are the committed ones
     generated = (tmp_path / "schema.ts").read_bytes()
     assert generated == clients.TYPESCRIPT_SCHEMA.read_bytes(), (
-        f"clients/typescript/src/schema.ts: {RUN_MAKE_CLIENTS}"
+        "clients/typescript/src/schema.ts is not what clients/openapi.json generates: "
+        f"{RUN_MAKE_CLIENTS}"
     )
