@@ -12,12 +12,13 @@ SOCKETS ?= 1000
 VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
 
-.PHONY: install services setup demo run test test-valkey quick lint bench chaos clean
+.PHONY: install services setup demo run test test-valkey quick lint clients clients-tools bench chaos clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e clients/python
 	touch $@
 
 install: $(VENV)/.installed
@@ -39,6 +40,16 @@ run: setup
 	$(BIN)/python scripts/devservices.py --print-urls
 	$(BIN)/honcho start --port $(PORT)
 
+# The API's typed clients, regenerated from the code's OpenAPI schema (docs/clients.md):
+# clients/openapi.json, the Python package and the TypeScript package's types.
+clients: install
+	$(BIN)/python -m scripts.clients generate
+
+# The TypeScript client's tools, installed from its lock file (npm ci) when missing or stale; the
+# tests compile it and check that both clients match the schema. Says so when npm is missing.
+clients-tools: install
+	$(BIN)/python -m scripts.clients install
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -53,12 +64,12 @@ define SUITE
 endef
 
 test: export REDIS_ENGINE := redis
-test: install lint
+test: install lint clients-tools
 	$(SUITE)
 
 test-valkey: export REDIS_ENGINE := valkey
 test-valkey: export REDIS_URL := $(VALKEY_TEST_URL)
-test-valkey: install lint
+test-valkey: install lint clients-tools
 	$(SUITE)
 
 # The edit-test loop: the same suite without the slow tiers (markers in pyproject.toml, set in
@@ -66,7 +77,7 @@ test-valkey: install lint
 # QUICK_ARGS="tests/matches -x".
 QUICK_MARKERS ?= not (fault or browser or bench or cluster or fuzz)
 quick: export REDIS_ENGINE := redis
-quick: install lint
+quick: install lint clients-tools
 	$(BIN)/python scripts/devservices.py
 	$(BIN)/pytest -n 2 -m "$(QUICK_MARKERS)" $(QUICK_ARGS)
 

@@ -94,13 +94,19 @@ def post_scores(server: APIClient, django_capture_on_commit_callbacks: Any) -> C
 
 
 # The slow tiers, marked in one place so `make quick` can leave them out (`-m "not (...)"`) while
-# `make test` runs them all. `fault` is set by each file of tests/fault/ itself.
-SLOW_TIER_FIXTURES = {"browser": "browser", "site": "browser", "redis_cluster": "cluster"}
+# `make test` runs them all. `fault` is set by each file of tests/fault/ itself. A server stack of
+# their own (the pages' `site`, the clients' `service`) puts tests in the browser tier.
+SLOW_TIER_FIXTURES = {
+    "browser": "browser",
+    "site": "browser",
+    "service": "browser",
+    "redis_cluster": "cluster",
+}
 FUZZ_FILES = {"tests/api/test_fuzz.py", "tests/seasons/test_admin_fuzz.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test of a slow tier: a browser or the pages' server stack, the benchmark's own
+    """Mark each test of a slow tier: a browser or a server stack, the benchmark's own
     tests, a Redis Cluster, and fuzzing (the schema and admin fuzzers, every property test)."""
     root = config.rootpath
     for item in items:

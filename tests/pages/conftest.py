@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import httpx
 import pytest
@@ -33,6 +32,7 @@ from matches.models import GameServer
 from scripts.processes import apt_install
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
+from tests.served_database import database_url, other_sessions
 
 from . import data
 
@@ -82,14 +82,6 @@ class Process(procs.Process):
             raise AssertionError(f"{exc}\n--- {self.name} log ---\n{self.output()}") from None
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    user = quote(db.get("USER") or "postgres")
-    password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
-    host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
-
-
 @dataclass
 class Site:
     """The running stack: `url` of the web server and a game-server client for its API."""
@@ -120,7 +112,7 @@ class Site:
         self.env = {
             **inherited,
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": database_url(),
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": f"redis://127.0.0.1:{broker_port}/0",
             "LEADERBOARD_KEY_PREFIX": settings.LEADERBOARD_KEY_PREFIX,
@@ -181,15 +173,6 @@ def _pings(client: redis.Redis) -> bool:
         return False
 
 
-def _other_sessions() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        return int(cursor.fetchone()[0])
-
-
 @pytest.fixture(scope="session")
 def site(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Site]:
     with tempfile.TemporaryDirectory(prefix="pages-site-") as logs:
@@ -203,7 +186,7 @@ def site(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Site]:
             # stopped processes' sessions are still ending.
             with django_db_blocker.unblock():
                 wait_until(
-                    lambda: _other_sessions() == 0,
+                    lambda: other_sessions() == 0,
                     timeout=STOP_SECONDS,
                     what="the site's database sessions ended",
                 )

@@ -1,0 +1,200 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.player_out import PlayerOut
+from ...types import Response
+
+
+def _get_kwargs(
+    player_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/players/{player_id}".format(
+            player_id=quote(str(player_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | PlayerOut | None:
+    if response.status_code == 200:
+        response_200 = PlayerOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | PlayerOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    player_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | PlayerOut]:
+    """A player's public profile
+
+     Anyone reads (GET); only a game server's key writes (PUT).
+
+    Args:
+        player_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PlayerOut]
+    """
+
+    kwargs = _get_kwargs(
+        player_id=player_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    player_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | PlayerOut | None:
+    """A player's public profile
+
+     Anyone reads (GET); only a game server's key writes (PUT).
+
+    Args:
+        player_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PlayerOut
+    """
+
+    return sync_detailed(
+        player_id=player_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    player_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | PlayerOut]:
+    """A player's public profile
+
+     Anyone reads (GET); only a game server's key writes (PUT).
+
+    Args:
+        player_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PlayerOut]
+    """
+
+    kwargs = _get_kwargs(
+        player_id=player_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    player_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | PlayerOut | None:
+    """A player's public profile
+
+     Anyone reads (GET); only a game server's key writes (PUT).
+
+    Args:
+        player_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PlayerOut
+    """
+
+    return (
+        await asyncio_detailed(
+            player_id=player_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="FriendEntryOut")
+
+
+@_attrs_define
+class FriendEntryOut:
+    """
+    Attributes:
+        rank (int): The rank among the player and their friends.
+        player_id (str):
+        display_name (str):
+        avatar_url (str):
+        points (int):
+        global_rank (int): The exact rank on the whole board.
+    """
+
+    rank: int
+    player_id: str
+    display_name: str
+    avatar_url: str
+    points: int
+    global_rank: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        rank = self.rank
+
+        player_id = self.player_id
+
+        display_name = self.display_name
+
+        avatar_url = self.avatar_url
+
+        points = self.points
+
+        global_rank = self.global_rank
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "rank": rank,
+                "player_id": player_id,
+                "display_name": display_name,
+                "avatar_url": avatar_url,
+                "points": points,
+                "global_rank": global_rank,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        rank = d.pop("rank")
+
+        player_id = d.pop("player_id")
+
+        display_name = d.pop("display_name")
+
+        avatar_url = d.pop("avatar_url")
+
+        points = d.pop("points")
+
+        global_rank = d.pop("global_rank")
+
+        friend_entry_out = cls(
+            rank=rank,
+            player_id=player_id,
+            display_name=display_name,
+            avatar_url=avatar_url,
+            points=points,
+            global_rank=global_rank,
+        )
+
+        friend_entry_out.additional_properties = d
+        return friend_entry_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

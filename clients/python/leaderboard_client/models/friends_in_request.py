@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="FriendsInRequest")
+
+
+@_attrs_define
+class FriendsInRequest:
+    """Rejects fields it does not know, instead of silently dropping them.
+
+    Attributes:
+        friends (list[str]): The player's whole list of friends' ids, at most 1,000; it replaces the stored one. Friends
+            who have not played yet are allowed.
+    """
+
+    friends: list[str]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        friends = self.friends
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "friends": friends,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        friends = cast(list[str], d.pop("friends"))
+
+        friends_in_request = cls(
+            friends=friends,
+        )
+
+        friends_in_request.additional_properties = d
+        return friends_in_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

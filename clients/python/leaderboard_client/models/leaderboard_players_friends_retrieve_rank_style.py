@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class LeaderboardPlayersFriendsRetrieveRankStyle(StrEnum):
+    COMPETITION = "competition"
+    ORDINAL = "ordinal"
+    VALUE_0 = ""
+
+    def __str__(self) -> str:
+        return str(self.value)

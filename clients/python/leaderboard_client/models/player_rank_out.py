@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="PlayerRankOut")
+
+
+@_attrs_define
+class PlayerRankOut:
+    """
+    Attributes:
+        player_id (str):
+        board (str):
+        season (str):
+        rank (int):
+        points (int):
+        total_players (int):
+        percentile (float):
+        segment (str | Unset): Only in a read within a segment.
+    """
+
+    player_id: str
+    board: str
+    season: str
+    rank: int
+    points: int
+    total_players: int
+    percentile: float
+    segment: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        player_id = self.player_id
+
+        board = self.board
+
+        season = self.season
+
+        rank = self.rank
+
+        points = self.points
+
+        total_players = self.total_players
+
+        percentile = self.percentile
+
+        segment = self.segment
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "player_id": player_id,
+                "board": board,
+                "season": season,
+                "rank": rank,
+                "points": points,
+                "total_players": total_players,
+                "percentile": percentile,
+            }
+        )
+        if segment is not UNSET:
+            field_dict["segment"] = segment
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        player_id = d.pop("player_id")
+
+        board = d.pop("board")
+
+        season = d.pop("season")
+
+        rank = d.pop("rank")
+
+        points = d.pop("points")
+
+        total_players = d.pop("total_players")
+
+        percentile = d.pop("percentile")
+
+        segment = d.pop("segment", UNSET)
+
+        player_rank_out = cls(
+            player_id=player_id,
+            board=board,
+            season=season,
+            rank=rank,
+            points=points,
+            total_players=total_players,
+            percentile=percentile,
+            segment=segment,
+        )
+
+        player_rank_out.additional_properties = d
+        return player_rank_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

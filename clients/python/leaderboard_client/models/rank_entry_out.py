@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="RankEntryOut")
+
+
+@_attrs_define
+class RankEntryOut:
+    """
+    Attributes:
+        rank (int | None):
+        player_id (str):
+        display_name (str):
+        avatar_url (str):
+        points (int | None):
+    """
+
+    rank: int | None
+    player_id: str
+    display_name: str
+    avatar_url: str
+    points: int | None
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        rank: int | None
+        rank = self.rank
+
+        player_id = self.player_id
+
+        display_name = self.display_name
+
+        avatar_url = self.avatar_url
+
+        points: int | None
+        points = self.points
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "rank": rank,
+                "player_id": player_id,
+                "display_name": display_name,
+                "avatar_url": avatar_url,
+                "points": points,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+
+        def _parse_rank(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        rank = _parse_rank(d.pop("rank"))
+
+        player_id = d.pop("player_id")
+
+        display_name = d.pop("display_name")
+
+        avatar_url = d.pop("avatar_url")
+
+        def _parse_points(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        points = _parse_points(d.pop("points"))
+
+        rank_entry_out = cls(
+            rank=rank,
+            player_id=player_id,
+            display_name=display_name,
+            avatar_url=avatar_url,
+            points=points,
+        )
+
+        rank_entry_out.additional_properties = d
+        return rank_entry_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
