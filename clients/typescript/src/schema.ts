@@ -386,16 +386,18 @@ export interface components {
             total_players: number;
             /** Format: double */
             percentile: number;
+            /** @description Only on a closed season's rows that a correction of its archive changed (after a ban or a void): true. */
+            corrected?: boolean;
             entries: components["schemas"]["EntryOut"][];
         };
         BoardOut: {
             slug: string;
             name: string;
-            score_operator: string;
-            sort_order: string;
+            score_operator: components["schemas"]["ScoreOperatorEnum"];
+            sort_order: components["schemas"]["SortOrderEnum"];
             /** @description Results with more points are refused; null: no limit. */
             max_points_per_result: number | null;
-            schedule: string;
+            schedule: components["schemas"]["ScheduleEnum"];
             schedule_cron: string;
             schedule_timezone: string;
             current_season: components["schemas"]["SeasonOut"] | null;
@@ -452,6 +454,20 @@ export interface components {
             display_name: string;
             avatar_url: string;
             points: number;
+            /** @description Only on a closed season's rows that a correction of its archive changed (after a ban or a void): true. */
+            corrected?: boolean;
+        };
+        /** @description Every error the API answers, whatever its status. */
+        Error: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        ErrorDetail: {
+            /** @description What went wrong, for programs: `season_closed`. */
+            code: string;
+            /** @description What went wrong, for people. */
+            message: string;
+            /** @description The fields or items at fault, when there are any. */
+            details: unknown;
         };
         FoundPlayerOut: {
             player_id: string;
@@ -468,6 +484,8 @@ export interface components {
             display_name: string;
             avatar_url: string;
             points: number;
+            /** @description Only on a closed season's rows that a correction of its archive changed (after a ban or a void): true. */
+            corrected?: boolean;
             /** @description The exact rank on the whole board. */
             global_rank: number;
         };
@@ -495,6 +513,7 @@ export interface components {
         /** @description Rejects fields it does not know, instead of silently dropping them. */
         PlayerInRequest: {
             display_name?: string;
+            /** @description An https:// address of the player's picture; empty: none. */
             avatar_url?: string;
             /** @description The player's clan (it must exist: PUT /api/v1/clans/{clan_id}); null leaves it. */
             clan?: string | null;
@@ -525,6 +544,8 @@ export interface components {
             total_players: number;
             /** Format: double */
             percentile: number;
+            /** @description Only on a closed season's rows that a correction of its archive changed (after a ban or a void): true. */
+            corrected?: boolean;
         };
         PlayerSearchOut: {
             query: string;
@@ -549,6 +570,10 @@ export interface components {
             points: number;
             total_players: number | null;
             reward: string | null;
+            /** @description A closed season's standing that a correction of its archive changed after the close (a ban or a void above or of the player); false otherwise. */
+            corrected: boolean;
+            /** @description On a corrected standing, the rank the close gave (null: not archived at the close); null otherwise. */
+            closed_rank: number | null;
         };
         PlayerSeasonsOut: {
             player_id: string;
@@ -560,7 +585,11 @@ export interface components {
             display_name: string;
             avatar_url: string;
             points: number | null;
+            /** @description Only on a closed season's rows that a correction of its archive changed (after a ban or a void): true. */
+            corrected?: boolean;
         };
+        /** @enum {string} */
+        RankStyleEnum: "competition" | "ordinal";
         /** @description Rejects fields it does not know, instead of silently dropping them. */
         RanksInRequest: {
             player_ids: string[];
@@ -624,6 +653,21 @@ export interface components {
             /** @description The offset of the next page; null after the last one. */
             next_offset: number | null;
         };
+        /**
+         * @description * `none` - No schedule (seasons created by hand)
+         *     * `weekly` - Weekly (Mondays 00:00)
+         *     * `monthly` - Monthly (the 1st, 00:00)
+         *     * `quarterly` - Quarterly (Jan, Apr, Jul, Oct 1st, 00:00)
+         *     * `cron` - Cron expression
+         * @enum {string}
+         */
+        ScheduleEnum: "none" | "weekly" | "monthly" | "quarterly" | "cron";
+        /**
+         * @description * `sum` - Sum of all results
+         *     * `best` - Best single result
+         * @enum {string}
+         */
+        ScoreOperatorEnum: "sum" | "best";
         SeasonOut: {
             slug: string;
             name: string;
@@ -632,6 +676,10 @@ export interface components {
             starts_at: string;
             /** Format: date-time */
             ends_at: string;
+            /**
+             * Format: duration
+             * @description ISO 8601: P0DT01H00M00S is an hour.
+             */
             grace_period: string;
             grace_period_seconds: number;
             /** Format: date-time */
@@ -639,13 +687,19 @@ export interface components {
             status: components["schemas"]["SeasonStatusEnum"];
         };
         /**
-         * @description * `scheduled` - scheduled
-         *     * `running` - running
-         *     * `closing` - closing
-         *     * `closed` - closed
+         * @description * `scheduled` - Scheduled
+         *     * `running` - Running
+         *     * `closing` - Closing
+         *     * `closed` - Closed
          * @enum {string}
          */
         SeasonStatusEnum: "scheduled" | "running" | "closing" | "closed";
+        /**
+         * @description * `highest_first` - Highest first
+         *     * `lowest_first` - Lowest first (times)
+         * @enum {string}
+         */
+        SortOrderEnum: "highest_first" | "lowest_first";
         TopOut: {
             board: string;
             season: string;
@@ -655,13 +709,6 @@ export interface components {
             as_of: string;
             total_players: number;
             entries: components["schemas"]["EntryOut"][];
-        };
-        Error: {
-            error: {
-                code: string;
-                message: string;
-                details: unknown;
-            };
         };
     };
     responses: never;
@@ -689,63 +736,11 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"][];
                 };
             };
-            /** @description Invalid input (validation_error, malformed_json, ...); nothing was written. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -755,6 +750,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -783,16 +780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClanOut"];
                 };
             };
-            /** @description Invalid input (validation_error, malformed_json, ...); nothing was written. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -801,35 +789,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -840,6 +801,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -849,6 +812,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -898,7 +863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -907,26 +872,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -943,9 +890,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -955,6 +913,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -972,8 +932,8 @@ export interface operations {
                 limit?: number;
                 /** @description Ranks each side, 0-50, default 5. */
                 n?: number;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
             };
@@ -1003,44 +963,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1051,6 +975,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,6 +986,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1077,8 +1005,8 @@ export interface operations {
                 limit?: number;
                 /** @description Ranks to skip, 0-2147483648, default 0. */
                 offset?: number;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
             };
@@ -1105,44 +1033,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1153,6 +1045,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1162,6 +1056,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1175,8 +1071,8 @@ export interface operations {
             query?: {
                 /** @description Board slug (default: global). */
                 board?: string;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
                 /** @description Read within one segment of the board, `dimension:value` (country:DE), or within one clan's members, `clan:<clan id>`: ranks, `total_players` and `percentile` are then the segment's. The dimension must be one the board declares (400 `unknown_segment_dimension`); a malformed one is 400 `invalid_segment`. Empty: the whole board. */
@@ -1208,44 +1104,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1256,6 +1116,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1127,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1280,8 +1144,8 @@ export interface operations {
                 board?: string;
                 /** @description Ranks each side, 0-50, default 5. */
                 n?: number;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
                 /** @description Read within one segment of the board, `dimension:value` (country:DE), or within one clan's members, `clan:<clan id>`: ranks, `total_players` and `percentile` are then the segment's. The dimension must be one the board declares (400 `unknown_segment_dimension`); a malformed one is 400 `invalid_segment`. Empty: the whole board. */
@@ -1313,44 +1177,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1361,6 +1189,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1370,6 +1200,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1383,8 +1215,8 @@ export interface operations {
             query?: {
                 /** @description Board slug (default: global). */
                 board?: string;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
             };
@@ -1414,44 +1246,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1462,6 +1258,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1471,6 +1269,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1484,8 +1284,8 @@ export interface operations {
             query?: {
                 /** @description Board slug (default: global). */
                 board?: string;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
                 /** @description Read within one segment of the board, `dimension:value` (country:DE), or within one clan's members, `clan:<clan id>`: ranks, `total_players` and `percentile` are then the segment's. The dimension must be one the board declares (400 `unknown_segment_dimension`); a malformed one is 400 `invalid_segment`. Empty: the whole board. */
@@ -1518,35 +1318,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1563,9 +1336,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,6 +1359,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1592,8 +1378,8 @@ export interface operations {
                 limit?: number;
                 /** @description Ranks to skip, 0-2147483648, default 0. */
                 offset?: number;
-                /** @description ordinal (default, unique ranks) or competition (1-2-2-4); empty: the default. */
-                rank_style?: "" | "competition" | "ordinal";
+                /** @description ordinal (default, unique ranks) or competition (1-2-2-4). */
+                rank_style?: components["schemas"]["RankStyleEnum"];
                 /** @description Season slug (default: the running season). */
                 season?: string;
                 /** @description Read within one segment of the board, `dimension:value` (country:DE), or within one clan's members, `clan:<clan id>`: ranks, `total_players` and `percentile` are then the segment's. The dimension must be one the board declares (400 `unknown_segment_dimension`); a malformed one is 400 `invalid_segment`. Empty: the whole board. */
@@ -1633,44 +1419,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1681,6 +1431,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1690,6 +1442,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1715,72 +1469,11 @@ export interface operations {
                     "application/json": components["schemas"]["Ping"];
                 };
             };
-            /** @description Invalid input (validation_error, malformed_json, ...); nothing was written. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
-            503: {
-                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1798,7 +1491,7 @@ export interface operations {
                 limit?: number;
                 /** @description Players skipped, 0-200, default 0. */
                 offset?: number;
-                /** @description The start of a display name, any case (or a player's exact id). */
+                /** @description The start of a display name, any case (or a player's exact id): printable characters: no control characters or line separators. */
                 search: string;
                 /** @description Season slug (default: the running season). */
                 season?: string;
@@ -1826,44 +1519,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1874,6 +1531,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,6 +1542,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1920,7 +1581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1929,35 +1590,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1968,6 +1602,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1977,6 +1613,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2026,7 +1664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2035,7 +1673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
+            /** @description The key may not do this (board_not_allowed, player_not_in_scope); nothing was written. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2044,17 +1682,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2071,9 +1700,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2083,6 +1723,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2120,7 +1762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2129,35 +1771,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2168,6 +1783,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2177,6 +1794,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2218,7 +1837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2227,7 +1846,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
+            /** @description The key may not do this (board_not_allowed, player_not_in_scope); nothing was written. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,17 +1855,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2263,9 +1873,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,6 +1896,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2312,44 +1935,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2360,6 +1947,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2369,6 +1958,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2384,7 +1975,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["ResultOrBatchInRequest"];
             };
@@ -2417,7 +2008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
+            /** @description Missing, unknown, expired or revoked game-server key, or one sent with another scheme. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2426,7 +2017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key may not do this (board_not_allowed). */
+            /** @description The key may not do this (board_not_allowed, player_not_in_scope); nothing was written. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2435,7 +2026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2462,9 +2053,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2474,6 +2076,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2511,44 +2115,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2559,6 +2127,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2568,6 +2138,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2607,44 +2179,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflicts with the season or stored results (season_closed, conflict, ...). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2655,6 +2191,8 @@ export interface operations {
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2664,6 +2202,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2709,25 +2249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, unknown or revoked game-server key. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The key may not do this (board_not_allowed). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown board, season or player. */
+            /** @description Unknown board, season, player or clan. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2745,18 +2267,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is too large. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2766,6 +2281,8 @@ export interface operations {
             /** @description PostgreSQL or Redis is unavailable; the request was not confirmed. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -10,19 +10,12 @@ from .clan_standing_out import ClanStandingOut
 from .clans_top_out import ClansTopOut
 from .entry_out import EntryOut
 from .error import Error
-from .error_error import ErrorError
+from .error_detail import ErrorDetail
 from .found_player_out import FoundPlayerOut
 from .friend_entry_out import FriendEntryOut
 from .friends_in_request import FriendsInRequest
 from .friends_out import FriendsOut
 from .friends_view_out import FriendsViewOut
-from .leaderboard_clans_retrieve_rank_style import LeaderboardClansRetrieveRankStyle
-from .leaderboard_clans_top_retrieve_rank_style import LeaderboardClansTopRetrieveRankStyle
-from .leaderboard_players_around_retrieve_rank_style import LeaderboardPlayersAroundRetrieveRankStyle
-from .leaderboard_players_friends_retrieve_rank_style import LeaderboardPlayersFriendsRetrieveRankStyle
-from .leaderboard_players_retrieve_rank_style import LeaderboardPlayersRetrieveRankStyle
-from .leaderboard_ranks_create_rank_style import LeaderboardRanksCreateRankStyle
-from .leaderboard_top_retrieve_rank_style import LeaderboardTopRetrieveRankStyle
 from .ping import Ping
 from .player_in_request import PlayerInRequest
 from .player_in_request_segments import PlayerInRequestSegments
@@ -33,6 +26,7 @@ from .player_search_out import PlayerSearchOut
 from .player_season_row_out import PlayerSeasonRowOut
 from .player_seasons_out import PlayerSeasonsOut
 from .rank_entry_out import RankEntryOut
+from .rank_style_enum import RankStyleEnum
 from .ranks_in_request import RanksInRequest
 from .ranks_out import RanksOut
 from .result_in_request import ResultInRequest
@@ -40,8 +34,11 @@ from .result_out import ResultOut
 from .result_status_enum import ResultStatusEnum
 from .reward_out import RewardOut
 from .rewards_out import RewardsOut
+from .schedule_enum import ScheduleEnum
+from .score_operator_enum import ScoreOperatorEnum
 from .season_out import SeasonOut
 from .season_status_enum import SeasonStatusEnum
+from .sort_order_enum import SortOrderEnum
 from .top_out import TopOut
 
 __all__ = (
@@ -55,19 +52,12 @@ __all__ = (
     "ClansTopOut",
     "EntryOut",
     "Error",
-    "ErrorError",
+    "ErrorDetail",
     "FoundPlayerOut",
     "FriendEntryOut",
     "FriendsInRequest",
     "FriendsOut",
     "FriendsViewOut",
-    "LeaderboardClansRetrieveRankStyle",
-    "LeaderboardClansTopRetrieveRankStyle",
-    "LeaderboardPlayersAroundRetrieveRankStyle",
-    "LeaderboardPlayersFriendsRetrieveRankStyle",
-    "LeaderboardPlayersRetrieveRankStyle",
-    "LeaderboardRanksCreateRankStyle",
-    "LeaderboardTopRetrieveRankStyle",
     "Ping",
     "PlayerInRequest",
     "PlayerInRequestSegments",
@@ -80,12 +70,16 @@ __all__ = (
     "RankEntryOut",
     "RanksInRequest",
     "RanksOut",
+    "RankStyleEnum",
     "ResultInRequest",
     "ResultOut",
     "ResultStatusEnum",
     "RewardOut",
     "RewardsOut",
+    "ScheduleEnum",
+    "ScoreOperatorEnum",
     "SeasonOut",
     "SeasonStatusEnum",
+    "SortOrderEnum",
     "TopOut",
 )

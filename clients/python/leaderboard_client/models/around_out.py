@@ -28,6 +28,8 @@ class AroundOut:
         percentile (float):
         entries (list[EntryOut]):
         segment (str | Unset): Only in a read within a segment.
+        corrected (bool | Unset): Only on a closed season's rows that a correction of its archive changed (after a ban
+            or a void): true.
     """
 
     player_id: str
@@ -39,6 +41,7 @@ class AroundOut:
     percentile: float
     entries: list[EntryOut]
     segment: str | Unset = UNSET
+    corrected: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,6 +66,8 @@ class AroundOut:
 
         segment = self.segment
 
+        corrected = self.corrected
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -79,6 +84,8 @@ class AroundOut:
         )
         if segment is not UNSET:
             field_dict["segment"] = segment
+        if corrected is not UNSET:
+            field_dict["corrected"] = corrected
 
         return field_dict
 
@@ -110,6 +117,8 @@ class AroundOut:
 
         segment = d.pop("segment", UNSET)
 
+        corrected = d.pop("corrected", UNSET)
+
         around_out = cls(
             player_id=player_id,
             board=board,
@@ -120,6 +129,7 @@ class AroundOut:
             percentile=percentile,
             entries=entries,
             segment=segment,
+            corrected=corrected,
         )
 
         around_out.additional_properties = d

@@ -6,6 +6,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.schedule_enum import ScheduleEnum
+from ..models.score_operator_enum import ScoreOperatorEnum
+from ..models.sort_order_enum import SortOrderEnum
+
 if TYPE_CHECKING:
     from ..models.season_out import SeasonOut
 
@@ -19,10 +23,16 @@ class BoardOut:
     Attributes:
         slug (str):
         name (str):
-        score_operator (str):
-        sort_order (str):
+        score_operator (ScoreOperatorEnum): * `sum` - Sum of all results
+            * `best` - Best single result
+        sort_order (SortOrderEnum): * `highest_first` - Highest first
+            * `lowest_first` - Lowest first (times)
         max_points_per_result (int | None): Results with more points are refused; null: no limit.
-        schedule (str):
+        schedule (ScheduleEnum): * `none` - No schedule (seasons created by hand)
+            * `weekly` - Weekly (Mondays 00:00)
+            * `monthly` - Monthly (the 1st, 00:00)
+            * `quarterly` - Quarterly (Jan, Apr, Jul, Oct 1st, 00:00)
+            * `cron` - Cron expression
         schedule_cron (str):
         schedule_timezone (str):
         current_season (None | SeasonOut):
@@ -31,10 +41,10 @@ class BoardOut:
 
     slug: str
     name: str
-    score_operator: str
-    sort_order: str
+    score_operator: ScoreOperatorEnum
+    sort_order: SortOrderEnum
     max_points_per_result: int | None
-    schedule: str
+    schedule: ScheduleEnum
     schedule_cron: str
     schedule_timezone: str
     current_season: None | SeasonOut
@@ -48,14 +58,14 @@ class BoardOut:
 
         name = self.name
 
-        score_operator = self.score_operator
+        score_operator = self.score_operator.value
 
-        sort_order = self.sort_order
+        sort_order = self.sort_order.value
 
         max_points_per_result: int | None
         max_points_per_result = self.max_points_per_result
 
-        schedule = self.schedule
+        schedule = self.schedule.value
 
         schedule_cron = self.schedule_cron
 
@@ -101,9 +111,9 @@ class BoardOut:
 
         name = d.pop("name")
 
-        score_operator = d.pop("score_operator")
+        score_operator = ScoreOperatorEnum(d.pop("score_operator"))
 
-        sort_order = d.pop("sort_order")
+        sort_order = SortOrderEnum(d.pop("sort_order"))
 
         def _parse_max_points_per_result(data: object) -> int | None:
             if data is None:
@@ -112,7 +122,7 @@ class BoardOut:
 
         max_points_per_result = _parse_max_points_per_result(d.pop("max_points_per_result"))
 
-        schedule = d.pop("schedule")
+        schedule = ScheduleEnum(d.pop("schedule"))
 
         schedule_cron = d.pop("schedule_cron")
 

@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="EntryOut")
 
 
@@ -18,6 +20,8 @@ class EntryOut:
         display_name (str):
         avatar_url (str):
         points (int):
+        corrected (bool | Unset): Only on a closed season's rows that a correction of its archive changed (after a ban
+            or a void): true.
     """
 
     rank: int
@@ -25,6 +29,7 @@ class EntryOut:
     display_name: str
     avatar_url: str
     points: int
+    corrected: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,6 +43,8 @@ class EntryOut:
 
         points = self.points
 
+        corrected = self.corrected
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -49,6 +56,8 @@ class EntryOut:
                 "points": points,
             }
         )
+        if corrected is not UNSET:
+            field_dict["corrected"] = corrected
 
         return field_dict
 
@@ -65,12 +74,15 @@ class EntryOut:
 
         points = d.pop("points")
 
+        corrected = d.pop("corrected", UNSET)
+
         entry_out = cls(
             rank=rank,
             player_id=player_id,
             display_name=display_name,
             avatar_url=avatar_url,
             points=points,
+            corrected=corrected,
         )
 
         entry_out.additional_properties = d

@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="FriendEntryOut")
 
 
@@ -19,6 +21,8 @@ class FriendEntryOut:
         avatar_url (str):
         points (int):
         global_rank (int): The exact rank on the whole board.
+        corrected (bool | Unset): Only on a closed season's rows that a correction of its archive changed (after a ban
+            or a void): true.
     """
 
     rank: int
@@ -27,6 +31,7 @@ class FriendEntryOut:
     avatar_url: str
     points: int
     global_rank: int
+    corrected: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -42,6 +47,8 @@ class FriendEntryOut:
 
         global_rank = self.global_rank
 
+        corrected = self.corrected
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -54,6 +61,8 @@ class FriendEntryOut:
                 "global_rank": global_rank,
             }
         )
+        if corrected is not UNSET:
+            field_dict["corrected"] = corrected
 
         return field_dict
 
@@ -72,6 +81,8 @@ class FriendEntryOut:
 
         global_rank = d.pop("global_rank")
 
+        corrected = d.pop("corrected", UNSET)
+
         friend_entry_out = cls(
             rank=rank,
             player_id=player_id,
@@ -79,6 +90,7 @@ class FriendEntryOut:
             avatar_url=avatar_url,
             points=points,
             global_rank=global_rank,
+            corrected=corrected,
         )
 
         friend_entry_out.additional_properties = d

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -21,7 +20,7 @@ class PlayerInRequest:
 
     Attributes:
         display_name (str | Unset):
-        avatar_url (str | Unset):
+        avatar_url (str | Unset): An https:// address of the player's picture; empty: none.
         clan (None | str | Unset): The player's clan (it must exist: PUT /api/v1/clans/{clan_id}); null leaves it.
         segments (PlayerInRequestSegments | Unset): Values by segment dimension, such as {"country": "DE"}: each value
             1-32 characters of A-Z, a-z, 0-9, '_', '.' or '-'; null removes the player's value in that dimension. Each
@@ -32,16 +31,11 @@ class PlayerInRequest:
     avatar_url: str | Unset = UNSET
     clan: None | str | Unset = UNSET
     segments: PlayerInRequestSegments | Unset = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         display_name = self.display_name
 
-        avatar_url: str | Unset
-        if isinstance(self.avatar_url, Unset):
-            avatar_url = UNSET
-        else:
-            avatar_url = self.avatar_url
+        avatar_url = self.avatar_url
 
         clan: None | str | Unset
         if isinstance(self.clan, Unset):
@@ -54,7 +48,7 @@ class PlayerInRequest:
             segments = self.segments.to_dict()
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if display_name is not UNSET:
             field_dict["display_name"] = display_name
@@ -74,12 +68,7 @@ class PlayerInRequest:
         d = dict(src_dict)
         display_name = d.pop("display_name", UNSET)
 
-        def _parse_avatar_url(data: object) -> str | Unset:
-            if isinstance(data, Unset):
-                return data
-            return cast(str | Unset, data)
-
-        avatar_url = _parse_avatar_url(d.pop("avatar_url", UNSET))
+        avatar_url = d.pop("avatar_url", UNSET)
 
         def _parse_clan(data: object) -> None | str | Unset:
             if data is None:
@@ -104,21 +93,4 @@ class PlayerInRequest:
             segments=segments,
         )
 
-        player_in_request.additional_properties = d
         return player_in_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

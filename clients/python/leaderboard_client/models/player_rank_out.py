@@ -23,6 +23,8 @@ class PlayerRankOut:
         total_players (int):
         percentile (float):
         segment (str | Unset): Only in a read within a segment.
+        corrected (bool | Unset): Only on a closed season's rows that a correction of its archive changed (after a ban
+            or a void): true.
     """
 
     player_id: str
@@ -33,6 +35,7 @@ class PlayerRankOut:
     total_players: int
     percentile: float
     segment: str | Unset = UNSET
+    corrected: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -52,6 +55,8 @@ class PlayerRankOut:
 
         segment = self.segment
 
+        corrected = self.corrected
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -67,6 +72,8 @@ class PlayerRankOut:
         )
         if segment is not UNSET:
             field_dict["segment"] = segment
+        if corrected is not UNSET:
+            field_dict["corrected"] = corrected
 
         return field_dict
 
@@ -89,6 +96,8 @@ class PlayerRankOut:
 
         segment = d.pop("segment", UNSET)
 
+        corrected = d.pop("corrected", UNSET)
+
         player_rank_out = cls(
             player_id=player_id,
             board=board,
@@ -98,6 +107,7 @@ class PlayerRankOut:
             total_players=total_players,
             percentile=percentile,
             segment=segment,
+            corrected=corrected,
         )
 
         player_rank_out.additional_properties = d

@@ -19,10 +19,10 @@ class PlayerSeasonRowOut:
         board (str):
         season (str):
         season_name (str):
-        status (SeasonStatusEnum): * `scheduled` - scheduled
-            * `running` - running
-            * `closing` - closing
-            * `closed` - closed
+        status (SeasonStatusEnum): * `scheduled` - Scheduled
+            * `running` - Running
+            * `closing` - Closing
+            * `closed` - Closed
         ends_at (datetime.datetime):
         rank (int | None): The live rank, or the final one once closed; null off the board.
         final_rank (int | None): Null until closed.
@@ -30,6 +30,10 @@ class PlayerSeasonRowOut:
         points (int):
         total_players (int | None):
         reward (None | str):
+        corrected (bool): A closed season's standing that a correction of its archive changed after the close (a ban or
+            a void above or of the player); false otherwise.
+        closed_rank (int | None): On a corrected standing, the rank the close gave (null: not archived at the close);
+            null otherwise.
     """
 
     board: str
@@ -43,6 +47,8 @@ class PlayerSeasonRowOut:
     points: int
     total_players: int | None
     reward: None | str
+    corrected: bool
+    closed_rank: int | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,6 +79,11 @@ class PlayerSeasonRowOut:
         reward: None | str
         reward = self.reward
 
+        corrected = self.corrected
+
+        closed_rank: int | None
+        closed_rank = self.closed_rank
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -88,6 +99,8 @@ class PlayerSeasonRowOut:
                 "points": points,
                 "total_players": total_players,
                 "reward": reward,
+                "corrected": corrected,
+                "closed_rank": closed_rank,
             }
         )
 
@@ -143,6 +156,15 @@ class PlayerSeasonRowOut:
 
         reward = _parse_reward(d.pop("reward"))
 
+        corrected = d.pop("corrected")
+
+        def _parse_closed_rank(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        closed_rank = _parse_closed_rank(d.pop("closed_rank"))
+
         player_season_row_out = cls(
             board=board,
             season=season,
@@ -155,6 +177,8 @@ class PlayerSeasonRowOut:
             points=points,
             total_players=total_players,
             reward=reward,
+            corrected=corrected,
+            closed_rank=closed_rank,
         )
 
         player_season_row_out.additional_properties = d

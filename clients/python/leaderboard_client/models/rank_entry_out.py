@@ -6,6 +6,8 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="RankEntryOut")
 
 
@@ -18,6 +20,8 @@ class RankEntryOut:
         display_name (str):
         avatar_url (str):
         points (int | None):
+        corrected (bool | Unset): Only on a closed season's rows that a correction of its archive changed (after a ban
+            or a void): true.
     """
 
     rank: int | None
@@ -25,6 +29,7 @@ class RankEntryOut:
     display_name: str
     avatar_url: str
     points: int | None
+    corrected: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,6 +45,8 @@ class RankEntryOut:
         points: int | None
         points = self.points
 
+        corrected = self.corrected
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -51,6 +58,8 @@ class RankEntryOut:
                 "points": points,
             }
         )
+        if corrected is not UNSET:
+            field_dict["corrected"] = corrected
 
         return field_dict
 
@@ -78,12 +87,15 @@ class RankEntryOut:
 
         points = _parse_points(d.pop("points"))
 
+        corrected = d.pop("corrected", UNSET)
+
         rank_entry_out = cls(
             rank=rank,
             player_id=player_id,
             display_name=display_name,
             avatar_url=avatar_url,
             points=points,
+            corrected=corrected,
         )
 
         rank_entry_out.additional_properties = d

@@ -21,13 +21,13 @@ class SeasonOut:
         board (str):
         starts_at (datetime.datetime):
         ends_at (datetime.datetime):
-        grace_period (str):
+        grace_period (str): ISO 8601: P0DT01H00M00S is an hour.
         grace_period_seconds (int):
         accepts_results_until (datetime.datetime):
-        status (SeasonStatusEnum): * `scheduled` - scheduled
-            * `running` - running
-            * `closing` - closing
-            * `closed` - closed
+        status (SeasonStatusEnum): * `scheduled` - Scheduled
+            * `running` - Running
+            * `closing` - Closing
+            * `closed` - Closed
     """
 
     slug: str

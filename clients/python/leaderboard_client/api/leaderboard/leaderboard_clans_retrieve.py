@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.clan_standing_out import ClanStandingOut
 from ...models.error import Error
-from ...models.leaderboard_clans_retrieve_rank_style import LeaderboardClansRetrieveRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...types import UNSET, Response, Unset
 
 
@@ -18,7 +18,7 @@ def _get_kwargs(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardClansRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -64,30 +64,10 @@ def _parse_response(
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -123,7 +103,7 @@ def sync_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardClansRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[ClanStandingOut | Error]:
     """A clan's rank, the clans around it, and its members ranked within it
@@ -136,7 +116,7 @@ def sync_detailed(
         board (str | Unset):
         limit (int | Unset):
         n (int | Unset):
-        rank_style (LeaderboardClansRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -170,7 +150,7 @@ def sync(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardClansRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> ClanStandingOut | Error | None:
     """A clan's rank, the clans around it, and its members ranked within it
@@ -183,7 +163,7 @@ def sync(
         board (str | Unset):
         limit (int | Unset):
         n (int | Unset):
-        rank_style (LeaderboardClansRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -212,7 +192,7 @@ async def asyncio_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardClansRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[ClanStandingOut | Error]:
     """A clan's rank, the clans around it, and its members ranked within it
@@ -225,7 +205,7 @@ async def asyncio_detailed(
         board (str | Unset):
         limit (int | Unset):
         n (int | Unset):
-        rank_style (LeaderboardClansRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -257,7 +237,7 @@ async def asyncio(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardClansRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> ClanStandingOut | Error | None:
     """A clan's rank, the clans around it, and its members ranked within it
@@ -270,7 +250,7 @@ async def asyncio(
         board (str | Unset):
         limit (int | Unset):
         n (int | Unset):
-        rank_style (LeaderboardClansRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:

@@ -7,7 +7,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.clans_top_out import ClansTopOut
 from ...models.error import Error
-from ...models.leaderboard_clans_top_retrieve_rank_style import LeaderboardClansTopRetrieveRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...types import UNSET, Response, Unset
 
 
@@ -16,7 +16,7 @@ def _get_kwargs(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardClansTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -58,30 +58,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -114,7 +94,7 @@ def sync_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardClansTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[ClansTopOut | Error]:
     """The clan board: clans ranked by their members' season totals
@@ -126,7 +106,7 @@ def sync_detailed(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardClansTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -158,7 +138,7 @@ def sync(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardClansTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> ClansTopOut | Error | None:
     """The clan board: clans ranked by their members' season totals
@@ -170,7 +150,7 @@ def sync(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardClansTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -197,7 +177,7 @@ async def asyncio_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardClansTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[ClansTopOut | Error]:
     """The clan board: clans ranked by their members' season totals
@@ -209,7 +189,7 @@ async def asyncio_detailed(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardClansTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -239,7 +219,7 @@ async def asyncio(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardClansTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> ClansTopOut | Error | None:
     """The clan board: clans ranked by their members' season totals
@@ -251,7 +231,7 @@ async def asyncio(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardClansTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:

@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.around_out import AroundOut
 from ...models.error import Error
-from ...models.leaderboard_players_around_retrieve_rank_style import LeaderboardPlayersAroundRetrieveRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...types import UNSET, Response, Unset
 
 
@@ -17,7 +17,7 @@ def _get_kwargs(
     *,
     board: str | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardPlayersAroundRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -62,30 +62,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -118,7 +98,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardPlayersAroundRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[AroundOut | Error]:
@@ -132,7 +112,7 @@ def sync_detailed(
         player_id (str):
         board (str | Unset):
         n (int | Unset):
-        rank_style (LeaderboardPlayersAroundRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -166,7 +146,7 @@ def sync(
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardPlayersAroundRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> AroundOut | Error | None:
@@ -180,7 +160,7 @@ def sync(
         player_id (str):
         board (str | Unset):
         n (int | Unset):
-        rank_style (LeaderboardPlayersAroundRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -209,7 +189,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardPlayersAroundRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[AroundOut | Error]:
@@ -223,7 +203,7 @@ async def asyncio_detailed(
         player_id (str):
         board (str | Unset):
         n (int | Unset):
-        rank_style (LeaderboardPlayersAroundRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -255,7 +235,7 @@ async def asyncio(
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
     n: int | Unset = UNSET,
-    rank_style: LeaderboardPlayersAroundRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> AroundOut | Error | None:
@@ -269,7 +249,7 @@ async def asyncio(
         player_id (str):
         board (str | Unset):
         n (int | Unset):
-        rank_style (LeaderboardPlayersAroundRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 

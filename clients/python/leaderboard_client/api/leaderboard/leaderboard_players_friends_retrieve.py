@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
 from ...models.friends_view_out import FriendsViewOut
-from ...models.leaderboard_players_friends_retrieve_rank_style import LeaderboardPlayersFriendsRetrieveRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...types import UNSET, Response, Unset
 
 
@@ -16,7 +16,7 @@ def _get_kwargs(
     player_id: str,
     *,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersFriendsRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -56,30 +56,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -113,7 +93,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersFriendsRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[Error | FriendsViewOut]:
     """A player and their friends ranked among themselves, with their global ranks
@@ -124,7 +104,7 @@ def sync_detailed(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersFriendsRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -154,7 +134,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersFriendsRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Error | FriendsViewOut | None:
     """A player and their friends ranked among themselves, with their global ranks
@@ -165,7 +145,7 @@ def sync(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersFriendsRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -190,7 +170,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersFriendsRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Response[Error | FriendsViewOut]:
     """A player and their friends ranked among themselves, with their global ranks
@@ -201,7 +181,7 @@ async def asyncio_detailed(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersFriendsRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:
@@ -229,7 +209,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersFriendsRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
 ) -> Error | FriendsViewOut | None:
     """A player and their friends ranked among themselves, with their global ranks
@@ -240,7 +220,7 @@ async def asyncio(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersFriendsRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
 
     Raises:

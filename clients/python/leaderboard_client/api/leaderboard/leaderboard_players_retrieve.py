@@ -7,8 +7,8 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.leaderboard_players_retrieve_rank_style import LeaderboardPlayersRetrieveRankStyle
 from ...models.player_rank_out import PlayerRankOut
+from ...models.rank_style_enum import RankStyleEnum
 from ...types import UNSET, Response, Unset
 
 
@@ -16,7 +16,7 @@ def _get_kwargs(
     player_id: str,
     *,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -59,30 +59,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -116,7 +96,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[Error | PlayerRankOut]:
@@ -129,7 +109,7 @@ def sync_detailed(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -161,7 +141,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Error | PlayerRankOut | None:
@@ -174,7 +154,7 @@ def sync(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -201,7 +181,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[Error | PlayerRankOut]:
@@ -214,7 +194,7 @@ async def asyncio_detailed(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 
@@ -244,7 +224,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardPlayersRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Error | PlayerRankOut | None:
@@ -257,7 +237,7 @@ async def asyncio(
     Args:
         player_id (str):
         board (str | Unset):
-        rank_style (LeaderboardPlayersRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
 

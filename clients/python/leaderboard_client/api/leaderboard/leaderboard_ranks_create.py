@@ -6,7 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.leaderboard_ranks_create_rank_style import LeaderboardRanksCreateRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...models.ranks_in_request import RanksInRequest
 from ...models.ranks_out import RanksOut
 from ...types import UNSET, Response, Unset
@@ -16,7 +16,7 @@ def _get_kwargs(
     *,
     body: RanksInRequest,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardRanksCreateRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -63,30 +63,20 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
 
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 
         return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -118,7 +108,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: RanksInRequest,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardRanksCreateRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[Error | RanksOut]:
@@ -130,7 +120,7 @@ def sync_detailed(
 
     Args:
         board (str | Unset):
-        rank_style (LeaderboardRanksCreateRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         body (RanksInRequest): Rejects fields it does not know, instead of silently dropping them.
@@ -163,7 +153,7 @@ def sync(
     client: AuthenticatedClient,
     body: RanksInRequest,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardRanksCreateRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Error | RanksOut | None:
@@ -175,7 +165,7 @@ def sync(
 
     Args:
         board (str | Unset):
-        rank_style (LeaderboardRanksCreateRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         body (RanksInRequest): Rejects fields it does not know, instead of silently dropping them.
@@ -203,7 +193,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: RanksInRequest,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardRanksCreateRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Response[Error | RanksOut]:
@@ -215,7 +205,7 @@ async def asyncio_detailed(
 
     Args:
         board (str | Unset):
-        rank_style (LeaderboardRanksCreateRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         body (RanksInRequest): Rejects fields it does not know, instead of silently dropping them.
@@ -246,7 +236,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: RanksInRequest,
     board: str | Unset = UNSET,
-    rank_style: LeaderboardRanksCreateRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
 ) -> Error | RanksOut | None:
@@ -258,7 +248,7 @@ async def asyncio(
 
     Args:
         board (str | Unset):
-        rank_style (LeaderboardRanksCreateRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         body (RanksInRequest): Rejects fields it does not know, instead of silently dropping them.

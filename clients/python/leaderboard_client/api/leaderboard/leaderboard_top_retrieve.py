@@ -6,7 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
-from ...models.leaderboard_top_retrieve_rank_style import LeaderboardTopRetrieveRankStyle
+from ...models.rank_style_enum import RankStyleEnum
 from ...models.top_out import TopOut
 from ...types import UNSET, Response, Unset
 
@@ -16,7 +16,7 @@ def _get_kwargs(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
     if_none_match: str | Unset = UNSET,
@@ -70,30 +70,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_400
 
-    if response.status_code == 401:
-        response_401 = Error.from_dict(response.json())
-
-        return response_401
-
-    if response.status_code == 403:
-        response_403 = Error.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Error.from_dict(response.json())
 
         return response_404
-
-    if response.status_code == 409:
-        response_409 = Error.from_dict(response.json())
-
-        return response_409
-
-    if response.status_code == 413:
-        response_413 = Error.from_dict(response.json())
-
-        return response_413
 
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
@@ -128,7 +108,7 @@ def sync_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
     if_none_match: str | Unset = UNSET,
@@ -143,7 +123,7 @@ def sync_detailed(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         if_none_match (str | Unset):
@@ -179,7 +159,7 @@ def sync(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
     if_none_match: str | Unset = UNSET,
@@ -194,7 +174,7 @@ def sync(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         if_none_match (str | Unset):
@@ -225,7 +205,7 @@ async def asyncio_detailed(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
     if_none_match: str | Unset = UNSET,
@@ -240,7 +220,7 @@ async def asyncio_detailed(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         if_none_match (str | Unset):
@@ -274,7 +254,7 @@ async def asyncio(
     board: str | Unset = UNSET,
     limit: int | Unset = UNSET,
     offset: int | Unset = UNSET,
-    rank_style: LeaderboardTopRetrieveRankStyle | Unset = UNSET,
+    rank_style: RankStyleEnum | Unset = UNSET,
     season: str | Unset = UNSET,
     segment: str | Unset = UNSET,
     if_none_match: str | Unset = UNSET,
@@ -289,7 +269,7 @@ async def asyncio(
         board (str | Unset):
         limit (int | Unset):
         offset (int | Unset):
-        rank_style (LeaderboardTopRetrieveRankStyle | Unset):
+        rank_style (RankStyleEnum | Unset):
         season (str | Unset):
         segment (str | Unset):
         if_none_match (str | Unset):

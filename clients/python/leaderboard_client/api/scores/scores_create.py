@@ -8,12 +8,12 @@ from ...client import AuthenticatedClient, Client
 from ...models.error import Error
 from ...models.result_in_request import ResultInRequest
 from ...models.result_out import ResultOut
-from ...types import UNSET, Response, Unset
+from ...types import Response
 
 
 def _get_kwargs(
     *,
-    body: list[ResultInRequest] | ResultInRequest | Unset = UNSET,
+    body: list[ResultInRequest] | ResultInRequest,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -104,6 +104,11 @@ def _parse_response(
 
         return response_413
 
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
 
@@ -134,12 +139,12 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient,
-    body: list[ResultInRequest] | ResultInRequest | Unset = UNSET,
+    body: list[ResultInRequest] | ResultInRequest,
 ) -> Response[Error | ResultOut | list[ResultOut] | ResultOut]:
     """Post one match result, or a JSON array of 1 to 1,000
 
     Args:
-        body (list[ResultInRequest] | ResultInRequest | Unset):
+        body (list[ResultInRequest] | ResultInRequest):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -163,12 +168,12 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient,
-    body: list[ResultInRequest] | ResultInRequest | Unset = UNSET,
+    body: list[ResultInRequest] | ResultInRequest,
 ) -> Error | ResultOut | list[ResultOut] | ResultOut | None:
     """Post one match result, or a JSON array of 1 to 1,000
 
     Args:
-        body (list[ResultInRequest] | ResultInRequest | Unset):
+        body (list[ResultInRequest] | ResultInRequest):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -187,12 +192,12 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
-    body: list[ResultInRequest] | ResultInRequest | Unset = UNSET,
+    body: list[ResultInRequest] | ResultInRequest,
 ) -> Response[Error | ResultOut | list[ResultOut] | ResultOut]:
     """Post one match result, or a JSON array of 1 to 1,000
 
     Args:
-        body (list[ResultInRequest] | ResultInRequest | Unset):
+        body (list[ResultInRequest] | ResultInRequest):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -214,12 +219,12 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient,
-    body: list[ResultInRequest] | ResultInRequest | Unset = UNSET,
+    body: list[ResultInRequest] | ResultInRequest,
 ) -> Error | ResultOut | list[ResultOut] | ResultOut | None:
     """Post one match result, or a JSON array of 1 to 1,000
 
     Args:
-        body (list[ResultInRequest] | ResultInRequest | Unset):
+        body (list[ResultInRequest] | ResultInRequest):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -1,10 +1,9 @@
 from enum import StrEnum
 
 
-class LeaderboardPlayersAroundRetrieveRankStyle(StrEnum):
+class RankStyleEnum(StrEnum):
     COMPETITION = "competition"
     ORDINAL = "ordinal"
-    VALUE_0 = ""
 
     def __str__(self) -> str:
         return str(self.value)

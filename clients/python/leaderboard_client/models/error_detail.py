@@ -6,16 +6,16 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="ErrorError")
+T = TypeVar("T", bound="ErrorDetail")
 
 
 @_attrs_define
-class ErrorError:
+class ErrorDetail:
     """
     Attributes:
-        code (str):
-        message (str):
-        details (Any):
+        code (str): What went wrong, for programs: `season_closed`.
+        message (str): What went wrong, for people.
+        details (Any): The fields or items at fault, when there are any.
     """
 
     code: str
@@ -51,14 +51,14 @@ class ErrorError:
 
         details = d.pop("details")
 
-        error_error = cls(
+        error_detail = cls(
             code=code,
             message=message,
             details=details,
         )
 
-        error_error.additional_properties = d
-        return error_error
+        error_detail.additional_properties = d
+        return error_detail
 
     @property
     def additional_keys(self) -> list[str]:
