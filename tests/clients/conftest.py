@@ -26,7 +26,10 @@ from matches.models import GameServer
 from scripts import clients
 from scripts.processes import ServiceError
 from tests.fault.procs import CeleryWorker, RedisServer, WebServer, django_env, wait_until
-from tests.served_database import database_url, other_sessions
+from tests.served_database import database_url, stack_sessions
+
+# The name its processes' database sessions carry (tests/served_database.py).
+STACK = "clients-service"
 
 # The game-server rate the service runs with: low enough for a test to run out of it.
 GAME_SERVER_RATE = "10/m"
@@ -61,7 +64,7 @@ def service(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Service]:
         try:
             broker.start()
             env = django_env(
-                database_url=database_url(),
+                database_url=database_url(STACK),
                 redis_url=settings.REDIS_URL,
                 broker_url=broker.url(),
                 key_prefix=settings.LEADERBOARD_KEY_PREFIX,
@@ -82,7 +85,7 @@ def service(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Service]:
             # stopped processes' sessions are still ending.
             with django_db_blocker.unblock():
                 wait_until(
-                    lambda: other_sessions() == 0,
+                    lambda: stack_sessions(STACK) == 0,
                     timeout=STOP_SECONDS,
                     what="the service's database sessions ended",
                 )

@@ -32,7 +32,10 @@ from matches.models import GameServer
 from scripts.processes import apt_install
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
-from tests.served_database import database_url, other_sessions
+from tests.served_database import database_url, stack_sessions
+
+# The name its processes' database sessions carry (tests/served_database.py).
+STACK = "pages-site"
 
 from . import data
 
@@ -112,7 +115,7 @@ class Site:
         self.env = {
             **inherited,
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
-            "DATABASE_URL": database_url(),
+            "DATABASE_URL": database_url(STACK),
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_BROKER_URL": f"redis://127.0.0.1:{broker_port}/0",
             "LEADERBOARD_KEY_PREFIX": settings.LEADERBOARD_KEY_PREFIX,
@@ -186,7 +189,7 @@ def site(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Site]:
             # stopped processes' sessions are still ending.
             with django_db_blocker.unblock():
                 wait_until(
-                    lambda: other_sessions() == 0,
+                    lambda: stack_sessions(STACK) == 0,
                     timeout=STOP_SECONDS,
                     what="the site's database sessions ended",
                 )

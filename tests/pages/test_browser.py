@@ -94,7 +94,7 @@ def test_the_home_page_shows_the_top_entries(browser, site, game_server, season,
 
 def test_an_avatar_that_cannot_load_leaves_the_letter_badge(browser, site, game_server, season):
     board_of(game_server, 3)
-    gone = "https://127.0.0.1:9/gone.png"  # nothing answers there
+    gone = "https://avatars.invalid/gone.png"  # .invalid never resolves (RFC 2606)
     profile = game_server.put("/api/v1/players/p001", json={"avatar_url": gone})
     assert profile.status_code == 200, profile.text
 
