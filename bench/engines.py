@@ -1,6 +1,6 @@
 """Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
 One sorted set of N players on a private Redis 7 and Valkey 9 (bench/README.md, "Memory per player
-by engine"). Results: bench/results/engines-latest.json, and a Markdown table."""
+by engine"). dict[str, Any]s: bench/results/engines-latest.json, and a Markdown table."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from scripts.processes import REDIS_ENGINES
 
-from .core import BenchError, say, table
+from .core import BenchError, at_least, program_main, say, table
+from .processes import redis_facts, redis_private, set_memory
 from .scores import ID_BYTES, standings
-from .side import Result, redis_facts, redis_private, set_memory, side_main
 
 KEY = "standings"
 MEMBERS_PER_ZADD = 10_000
@@ -23,7 +23,7 @@ OPTIONS = (
 )
 
 
-def engine_measure(engine: str, options: Any) -> Result:
+def engine_measure(engine: str, options: Any) -> dict[str, Any]:
     """N players in one sorted set, ZADDs of MEMBERS_PER_ZADD pipelined by the round trip, scored
     as the service scores a highest-first board: used_memory's growth (what the allocator handed
     out) and MEMORY USAGE of the key, a player each."""
@@ -60,14 +60,15 @@ def engine_measure(engine: str, options: Any) -> Result:
     }
 
 
-def measure(options: Any, result: Result) -> None:
+def measure(options: Any, result: dict[str, Any]) -> None:
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
     result["engines"] = {}
     for engine in options.engines:
         say(f"{engine}: {options.members:,} players", "engines")
         result["engines"][engine] = engine_measure(engine, options)
 
 
-def report(result: Result) -> str:
+def report(result: dict[str, Any]) -> str:
     rows = [
         (engine, f["version"], f["mem_allocator"], f"{f['used_memory_growth_per_member']:.1f}",
          f"{f['memory_usage_per_member']:.1f}")
@@ -81,8 +82,8 @@ def report(result: Result) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    least = {"members": 1}
-    return side_main("engines", __doc__, OPTIONS, argv, least=least, measure=measure, report=report)
+    check = at_least(members=1)
+    return program_main("engines", __doc__, OPTIONS, argv, check, measure, report)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote, urlparse
 
 import httptools
@@ -35,51 +35,19 @@ POLL_SHARE_OF_AGE = 0.1
 LOST_AFTER_SECONDS = 30.0
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection carrying one request at a time."""
+class _Answer:
+    """One answer as httptools parses it (it calls the on_* while it parses)."""
 
     def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        self.answer: asyncio.Future[tuple[int, bytes]] | None = None
         self.body: list[bytes] = []
-        self.reusable = self.closed = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self._fail(ConnectionError(f"unreadable answer: {exc}"))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed, self.reusable = True, False
-        self._fail(exc or ConnectionError("connection closed before the answer"))
-
-    def on_message_begin(self) -> None:  # httptools calls the on_* while it parses
-        self.body = []
+        self.complete = self.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
     def on_message_complete(self) -> None:
-        self.reusable = self.parser.should_keep_alive()
-        if self.answer is not None and not self.answer.done():
-            self.answer.set_result((self.parser.get_status_code(), b"".join(self.body)))
-
-    def _fail(self, exc: BaseException) -> None:
-        if self.answer is not None and not self.answer.done():
-            self.answer.set_exception(exc)
-
-    async def exchange(self, request: bytes) -> tuple[int, bytes]:
-        if self.transport is None or self.closed:
-            raise ConnectionError("connection closed")
-        self.answer = asyncio.get_running_loop().create_future()
-        self.reusable = False
-        self.transport.write(request)
-        return await self.answer
+        self.complete, self.keep_alive = True, self.parser.should_keep_alive()
 
 
 class HttpClient:
@@ -93,38 +61,42 @@ class HttpClient:
         if api_key:
             self.head += f"Authorization: Api-Key {api_key}\r\nContent-Type: application/json\r\n"
         self.timeout = timeout
-        self.idle: list[_Connection] = []
-        self.open: set[_Connection] = set()
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self.open: set[asyncio.StreamWriter] = set()
 
     async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
         """(status, body) of the answer; raises TimeoutError or OSError."""
         request = f"{method} {path} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n"
+        answer = _Answer()
         async with asyncio.timeout(self.timeout):
             # The server closes connections idle for long (uvicorn: 5 s); those are dropped here.
-            while self.idle and self.idle[-1].closed:
-                self.open.discard(self.idle.pop())
+            while self.idle and self.idle[-1][0].at_eof():
+                self.idle[-1][1].close()
+                self.open.discard(self.idle.pop()[1])
             if self.idle:
-                connection = self.idle.pop()
+                reader, writer = self.idle.pop()
             else:
-                loop = asyncio.get_running_loop()
-                _, connection = await loop.create_connection(_Connection, self.host, self.port)
-                self.open.add(connection)
+                reader, writer = await asyncio.open_connection(self.host, self.port)
+                self.open.add(writer)
             try:
-                answer = await connection.exchange(request.encode() + body)
-            except BaseException:
-                connection.reusable = False
-                raise
+                writer.write(request.encode() + body)
+                while not answer.complete:
+                    if not (data := await reader.read(65536)):
+                        raise ConnectionError("connection closed before the answer")
+                    answer.parser.feed_data(data)
+            except httptools.HttpParserError as exc:
+                raise ConnectionError(f"unreadable answer: {exc}") from exc
             finally:
-                if not connection.reusable:
-                    connection.transport.close()  # type: ignore[union-attr]
-                    self.open.discard(connection)
-        if connection.reusable:
-            self.idle.append(connection)
-        return answer
+                if not answer.keep_alive:
+                    writer.close()
+                    self.open.discard(writer)
+        if answer.keep_alive:
+            self.idle.append((reader, writer))
+        return answer.parser.get_status_code(), b"".join(answer.body)
 
     def close(self) -> None:
-        for connection in self.open:
-            connection.transport.close()  # type: ignore[union-attr]
+        for writer in self.open:
+            writer.close()
         self.open.clear()
         self.idle.clear()
 

@@ -1,12 +1,13 @@
 """Every server a bench program starts (uvicorn, a Celery worker, a private Redis), started one
-way (scripts/processes.py) and all stopped at the end, on an error or Ctrl-C too; and the
-processes of this machine as /proc shows them."""
+way (scripts/processes.py) and all stopped at the end, on an error or Ctrl-C too; what a private
+Redis says of itself; and the processes of this machine as /proc shows them."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -16,12 +17,15 @@ from typing import Any
 
 import redis
 
-from scripts.processes import Process, free_port, wait_until
+from scripts import devservices
+from scripts.processes import Process, free_port, server_binary, wait_until
 
 from .core import BenchError
 
 BIN = Path(sys.executable).parent
 STARTUP_SECONDS = 60.0
+# A private Redis's client waits this long for one command (a pipelined fill, MEMORY USAGE).
+COMMAND_TIMEOUT_SECONDS = 120
 
 
 class Started(Process):
@@ -131,6 +135,31 @@ def redis_start(processes: Processes, *, name: str, server: str, directory: Path
     argv += ["no", "--dir", str(directory)]
     url = f"redis://127.0.0.1:{port}/0"
     return processes.start(name, argv, dict(os.environ), url=url, ready=(("a PING", ping),))
+
+
+@contextlib.contextmanager
+def redis_private(engine: str) -> Iterator[tuple[Started, redis.Redis]]:
+    """A private server of `engine` in a directory of its own, and a client to it; both gone
+    when the block ends."""
+    with (
+        tempfile.TemporaryDirectory(prefix=f"bench-{engine}-") as work,
+        Processes(Path(work) / "logs") as processes,
+    ):
+        server = server_binary(engine)
+        started = redis_start(processes, name=engine, server=server, directory=Path(work))
+        with redis.Redis.from_url(started.url, socket_timeout=COMMAND_TIMEOUT_SECONDS) as client:
+            yield started, client
+
+
+def redis_facts(client: redis.Redis) -> tuple[str, str, str]:
+    """The engine a server is, its version and its allocator."""
+    engine, version = devservices.server_engine(client.info("server"))
+    return engine, version, str(client.info("memory")["mem_allocator"])
+
+
+def set_memory(client: redis.Redis, key: str) -> tuple[int, int]:
+    """A sorted set's players and its MEMORY USAGE (SAMPLES 0: every element)."""
+    return int(client.zcard(key)), int(client.memory_usage(key, samples=0) or 0)
 
 
 @dataclass(frozen=True)

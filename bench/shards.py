@@ -23,11 +23,11 @@ from scripts.redis_cluster import LocalRedisCluster
 from seasons.scoring import composite_score
 
 from . import core
-from .core import BenchError, latency_summary, percentile, say
+from .core import BenchError, at_least, latency_summary, percentile, program_main, say
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
-from .scores import MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
-from .side import COMMAND_TIMEOUT_SECONDS, Result, redis_facts, set_memory, side_main
+from .processes import COMMAND_TIMEOUT_SECONDS, redis_facts, set_memory
+from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
 
 KEY_PREFIX = "bench:shards:"
 OPERATIONS = {"rank": "Rank (competition)", "top100": "Top 100", "ingest": "Ingest, batches of 100"}
@@ -171,7 +171,9 @@ class Clients:
         rounded = {k: round(v, 3) for k, v in parts.items()}
         return rounded | {"machine_busy": cpu["machine_busy"], "by_part": cpu}
 
-    def phase(self, operation: str, layout: Layout, seconds: float, rate: float | None) -> Result:
+    def phase(
+        self, operation: str, layout: Layout, seconds: float, rate: float | None
+    ) -> dict[str, Any]:
         """The phase once the machine is quiet (waiting at most --quiet-seconds); again while the
         others took more than QUIET_CORES during it, --attempts times at most, keeping the
         attempt they disturbed least (by their CPU, never by the figures)."""
@@ -192,7 +194,7 @@ class Clients:
 
     def phase_once(
         self, operation: str, layout: Layout, seconds: float, rate: float | None
-    ) -> Result:
+    ) -> dict[str, Any]:
         start_at, count = time.time() + START_DELAY_SECONDS, self.processes
         load = Load(operation, layout, self.options.players, self.options.seed, start_at, seconds)
         loads = [load] * count
@@ -221,7 +223,9 @@ class Clients:
         return figures
 
 
-def round_trips(cluster: LocalRedisCluster, run: Callable[[int], None], calls: int) -> Result:
+def round_trips(
+    cluster: LocalRedisCluster, run: Callable[[int], None], calls: int
+) -> dict[str, Any]:
     """Requests, commands and COMMAND GETKEYS each node received a call, by its own counters,
     over `calls` calls one at a time (`run(count)` makes them). Round trips in sequence = the most
     step requests a node got + GETKEYS. Each node's INFO, on a connection opened before, counts
@@ -328,7 +332,9 @@ def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
     return {"sets": sets, "players_by_node": by_node, "memory_usage_bytes_per_player": per_player}
 
 
-def on_cluster(cluster: LocalRedisCluster, clients: Clients, options: Any, result: Result) -> None:
+def on_cluster(
+    cluster: LocalRedisCluster, clients: Clients, options: Any, result: dict[str, Any]
+) -> None:
     with cluster.node(cluster.ports[0]) as node:
         engine, version, allocator = redis_facts(node)
     nodes = enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
@@ -375,7 +381,7 @@ def on_cluster(cluster: LocalRedisCluster, clients: Clients, options: Any, resul
         result["operations"][operation] = {"layouts": layouts, "fixed_rate": rate}
 
 
-def other_cores(result: Result) -> dict[str, float]:
+def other_cores(result: dict[str, Any]) -> dict[str, float]:
     """What the rest of the machine used during the timed phases kept, in cores, and how many
     phases it disturbed (above QUIET_CORES) or had to be run again for."""
     phases = [
@@ -402,7 +408,7 @@ def _trips(t: dict[str, Any]) -> str:
     return f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
 
 
-def report(result: Result) -> str:
+def report(result: dict[str, Any]) -> str:
     one, sharded = names = [layout.name for layout in LAYOUTS]
     rows: list[tuple[str, ...]] = []
     others: list[list[str]] = [[], []]
@@ -480,9 +486,10 @@ def machine_now(when: str) -> dict[str, Any]:
     return {f"python_probe_ms_{when}": python_probe_ms(), f"load_average_{when}": load}
 
 
-def measure(options: Any, result: Result) -> None:
+def measure(options: Any, result: dict[str, Any]) -> None:
     """The cluster started, Django pointed at it and the client processes started, then both
     layouts measured on it; the cluster stopped however that ends."""
+    result |= {"players": options.players, "id_bytes": ID_BYTES, "seed": options.seed}
     machine, cluster = machine_now("start"), LocalRedisCluster()
     try:
         say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
@@ -511,8 +518,8 @@ def measure(options: Any, result: Result) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    least = {"players": TOP, "processes": 1, "attempts": 1}
-    return side_main("shards", __doc__, OPTIONS, argv, least=least, measure=measure, report=report)
+    check = at_least(players=TOP, processes=1, attempts=1)
+    return program_main("shards", __doc__, OPTIONS, argv, check, measure, report)
 
 
 if __name__ == "__main__":

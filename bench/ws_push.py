@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -54,26 +55,16 @@ OPTIONS = (
     ("--rate", 20.0, "probe results posted a second, each phase"),
     ("--seconds", 20.0, "idle phase: how long"),
     ("--load-seconds", 60.0, "load phase: how long (0: no load phase)"),
-    ("--seed", 1, "seed of the board and the probe"),
-    *core.output_option("ws_push-latest.json")[1:],
 )
+say = functools.partial(core.say, program="ws_push")
 
 
-def say(message: str) -> None:
-    core.say(message, "ws_push")
-
-
-def options_check(argv: list[str] | None) -> Any:
-    options = core.options_parse("bench.ws_push", __doc__, OPTIONS, argv)
-    sockets = options.sockets = 10_000 if options.ten_thousand else options.sockets
-    if sockets < 1 or options.rate <= 0 or options.seconds <= 0:
-        options.error("--sockets, --rate and --seconds must be positive")
+def options_check(options: Any) -> str | None:
+    if options.sockets < 1 or options.rate <= 0 or options.seconds <= 0:
+        return "--sockets, --rate and --seconds must be positive"
     if options.load_seconds < 0 or 0 < options.load_seconds <= LOAD_SETTLE_SECONDS:
-        options.error(f"--load-seconds must be 0 or more than {LOAD_SETTLE_SECONDS:g}")
-    options.board_players = max(20_000, 2 * sockets)
-    # The board's players the sockets do not follow: p0 ..., the load's players.
-    options.load_players = options.board_players - sockets
-    return options
+        return f"--load-seconds must be 0 or more than {LOAD_SETTLE_SECONDS:g}"
+    return None
 
 
 def django_prepare(variables: dict[str, str], *, run_seconds: float) -> tuple[int, dict[str, str]]:
@@ -460,7 +451,11 @@ def phase_line(name: str, figures: dict[str, Any]) -> str:
     )
 
 
-def body(options: Any) -> dict[str, Any]:
+def measure(options: Any, result: dict[str, Any]) -> None:
+    options.sockets = 10_000 if options.ten_thousand else options.sockets
+    options.board_players = max(20_000, 2 * options.sockets)
+    # The board's players the sockets do not follow: p0 ..., the load's players.
+    options.load_players = options.board_players - options.sockets
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = min(hard, max(soft, options.sockets + 1024))
     resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
@@ -499,18 +494,8 @@ def body(options: Any) -> dict[str, Any]:
             what="the mirror to catch up",
         )
         say(f"opening {options.sockets} sockets")
-        return asyncio.run(run.measure(players))
-
-
-def main(argv: list[str] | None = None) -> int:
-    options = options_check(argv)
-    with core.Program("ws_push") as run:
-        figures = body(options)
-    if run.code:
-        return run.code
-    result = {
-        "benchmark": "ws_push",
-        "when": core.now_stamp(),
+        figures = asyncio.run(run.measure(players))
+    result |= {
         # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
         "options": {"sockets": options.sockets, "board_players": options.board_players}
@@ -521,18 +506,24 @@ def main(argv: list[str] | None = None) -> int:
         | {"permessage_deflate": True},
         **figures,
     }
-    core.json_write(result, options.output)
-    phases = figures["phases"]
-    say(phase_line("idle", phases["idle"]))
+
+
+def report(result: dict[str, Any]) -> str:
+    phases, sockets = result["phases"], result["options"]["sockets"]
+    lines = [phase_line("idle", phases["idle"])]
     if during := phases.get("under_load"):
         verdict = "met" if during["target"]["met"] else "missed"
-        say(
+        lines.append(
             phase_line(f"during {LOAD_RATE:,.0f} results/s", during)
             + f"; accepted {during['load']['accepted_results_per_s']:,.0f} results/s; target p99 "
-            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {options.sockets} sockets"
+            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {sockets} sockets"
         )
-    say(f"{figures['web_memory_per_socket_kib']:.1f} KiB per socket; written to {options.output}")
-    return 0
+    lines.append(f"{result['web_memory_per_socket_kib']:.1f} KiB per socket")
+    return "\n".join(f"[ws_push] {line}" for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return core.program_main("ws_push", __doc__, OPTIONS, argv, options_check, measure, report)
 
 
 if __name__ == "__main__":
