@@ -15,11 +15,11 @@ from seasons.scoring import points_of
 
 from .core import latency_summary
 from .environment import QUEUE, Bench, BenchEnvironment
+from .loaders import WrkLoad
 from .machine import Window
 from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender
 from .pgstats import harness_connection, pg_delta, pg_snapshot
 from .processes import Started
-from .wrk import WrkLoad
 
 # An open-loop rate is sustained when at least this share of the offered results is accepted
 # and the freshness p99 over the window stays under this, with no probe lost or refused.

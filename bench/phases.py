@@ -16,6 +16,7 @@ from . import load, report
 from .core import BenchError, Phases, say
 from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
+from .loaders import tool_version
 from .machine import cpu_times, machine_facts, python_probe_ms
 from .pgstats import harness_connection, postmaster_pid
 from .processes import Processes, Started, server_start, web_start, worker_start
@@ -27,7 +28,6 @@ from .reads import (
     read_load,
     reference_measure,
 )
-from .wrk import tool_version
 
 READS = {
     "cached": ("ping", "rank", "top100", "around", "friends"),

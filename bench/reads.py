@@ -17,11 +17,10 @@ from leaderboards import store
 
 from .core import BenchError, latency_summary
 from .environment import Bench
-from .h2load import h2load_open_loop
 from .load import FRIEND_LISTS, profile_cache_clear
+from .loaders import WrkLoad, h2load_open_loop
 from .machine import Window
 from .processes import Started
-from .wrk import WrkLoad
 
 # The offered rates of the open-loop runs, in percent of the rate wrk measured at saturation.
 OPEN_READ_SHARES = (50, 70)
