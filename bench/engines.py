@@ -42,7 +42,7 @@ def engine_measure(engine: str, options: Any) -> dict[str, Any]:
     if card != options.members:
         raise BenchError(f"{engine}: {card} players in the set, {options.members} added")
     return {
-        "server": started.args[0],
+        "server": started.process.args[0],
         "pid": started.pid,
         "version": version,
         "server_name": named,

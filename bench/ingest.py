@@ -11,6 +11,7 @@ import psycopg
 import redis
 
 from leaderboards import store
+from scripts.processes import WebServer
 from seasons.scoring import points_of
 
 from .core import latency_summary
@@ -19,7 +20,6 @@ from .loaders import WrkLoad
 from .machine import Window
 from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender
 from .pgstats import harness_connection, pg_delta, pg_snapshot
-from .processes import Started
 
 # An open-loop rate is sustained when at least this share of the offered results is accepted
 # and the freshness p99 over the window stays under this, with no probe lost or refused.
@@ -70,11 +70,11 @@ class IngestWindow:
     after the load's), the CPU, PostgreSQL's statistics; when the load stops, the backlog; then
     the drain, the counts, the consistency check and PostgreSQL's side."""
 
-    def __init__(self, bench: Bench, server: Started, cpu: dict[str, int]) -> None:
+    def __init__(self, bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
         self.bench, options, season = bench, bench.options, bench.season
         self.load_players = options.players - options.probe_players
         # Where and with what key the load and the probe post.
-        self.target = (server.url, bench.api_key, season.board.slug, season.slug)
+        self.target = (server.base_url, bench.api_key, season.board.slug, season.slug)
         players = [f"p{i}" for i in range(self.load_players, options.players)]
         self.probe = FreshnessProbe(*self.target, players=players, rate=options.probe_rate)
         self.window = Window(cpu, bench.env)
@@ -170,18 +170,18 @@ class IngestWindow:
         return {"checked": len(rows), "mismatched": mismatched}
 
 
-def ingest_load(bench: Bench, server: Started, *, batch: int, tag: str) -> WrkLoad:
+def ingest_load(bench: Bench, server: WebServer, *, batch: int, tag: str) -> WrkLoad:
     """wrk posting batches of `batch` results (1: single results) for the load's players, every
     match id unique through `tag`, on the ingest connections (closed loop)."""
     options, season = bench.options, bench.season
     load_players = options.players - options.probe_players
     args = [str(batch), str(load_players), season.board.slug, season.slug, bench.api_key, tag]
     connections = options.ingest_connections
-    return WrkLoad(bench.wrk, server.url, "ingest.lua", args, connections, options.threads, 10)
+    return WrkLoad(bench.wrk, server.base_url, "ingest.lua", args, connections, options.threads, 10)
 
 
 def ingest_measure(
-    bench: Bench, server: Started, cpu: dict[str, int], *, batch: int
+    bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int
 ) -> dict[str, Any]:
     """Closed loop: wrk's connections post as fast as the answers come back."""
     with IngestWindow(bench, server, cpu) as window:
@@ -200,7 +200,7 @@ def ingest_measure(
 
 
 def openloop_measure(
-    bench: Bench, server: Started, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
+    bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
 ) -> dict[str, Any]:
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
     with IngestWindow(bench, server, cpu) as window:

@@ -11,8 +11,9 @@ from typing import Any
 
 import psycopg
 
+from scripts.processes import proc_stat
+
 from .environment import BenchEnvironment
-from .processes import proc_stat
 
 TOP_STATEMENTS = 5
 QUERY_CHARS = 160

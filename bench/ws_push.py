@@ -24,13 +24,12 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
-from scripts.processes import engine_server, wait_until
+from scripts.processes import CeleryWorker, RedisServer, WebServer, group_pids, wait_until
 
 from . import core, environment
 from .core import BenchError, latency_summary
 from .machine import Window, python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender, json_field
-from .processes import Processes, Started, group_pids, redis_start, web_start, worker_start
 
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
@@ -314,10 +313,15 @@ class PushRun:
     """The servers, the season and the sockets every phase of a run works on."""
 
     def __init__(
-        self, options: Any, web: Started, worker: Started, season_id: int, posting: dict[str, str]
+        self,
+        options: Any,
+        web: WebServer,
+        worker: CeleryWorker,
+        season_id: int,
+        posting: dict[str, str],
     ) -> None:
         self.options, self.web, self.worker, self.season_id = options, web, worker, season_id
-        self.target = {"url": web.url, **posting}  # where and with what key the phases post
+        self.target = {"url": web.base_url, **posting}  # where and with what key the phases post
         self.listener = Listener()
         self.rotation: Iterator[str] = iter(())
 
@@ -325,12 +329,12 @@ class PushRun:
         options, web, listener = self.options, self.web, self.listener
         # Warm the processes up (imports, the ticker, connection pools) before the baseline.
         warm = Listener()
-        await warm.open(web.url, players[:10])
+        await warm.open(web.base_url, players[:10])
         await asyncio.sleep(1)
         await warm.close()
         await asyncio.sleep(1)
         rss_before, opening = rss_kib(group_pids(web.pid)), time.monotonic()
-        await listener.open(web.url, players)
+        await listener.open(web.base_url, players)
         deadline = time.monotonic() + 120
         while listener.snapshots < len(players) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
@@ -464,13 +468,13 @@ def measure(options: Any, result: dict[str, Any]) -> None:
     database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
     database_url = environment.with_database(database_url, DATABASE)
     environment.database_create(database_url)
-    with Processes(core.RESULTS / "logs" / "ws_push") as processes:
-        server, directory = engine_server(), processes.log_dir
-        broker = redis_start(processes, name="broker", server=server, directory=directory)
+    logs = core.RESULTS / "logs" / "ws_push"
+    logs.mkdir(parents=True, exist_ok=True)
+    with RedisServer(logs, "broker").start() as broker:
         variables = environment.settings_env(
             DATABASE_URL=database_url,
             REDIS_URL=os.environ.get("REDIS_URL", environment.DEFAULT_REDIS_URL),
-            CELERY_BROKER_URL=broker.url,
+            CELERY_BROKER_URL=broker.url(),
             LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
             # One client posts everything and opens every socket: no limits per client.
             THROTTLE_PUBLIC_RATE="",
@@ -481,20 +485,23 @@ def measure(options: Any, result: dict[str, Any]) -> None:
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
         env = environment.server_env(variables)
-        worker = worker_start(processes, env, concurrency=WORKER_CONCURRENCY)
-        web = web_start(processes, env, name="web", workers=WEB_WORKERS)
-        say(f"filling the board with {options.board_players} players")
-        run = PushRun(options, web, worker, season_id, posting)
-        players = board_fill(run.target, options, random.Random(options.seed))
-        from leaderboards import store
-
-        wait_until(
-            lambda: store.board_size(season_id) >= options.board_players,
-            timeout=300,
-            what="the mirror to catch up",
+        worker = CeleryWorker(
+            env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
         )
-        say(f"opening {options.sockets} sockets")
-        figures = asyncio.run(run.measure(players))
+        web = WebServer(env=env, log=logs / "web.log", workers=WEB_WORKERS)
+        with worker.start(), web.start():
+            say(f"filling the board with {options.board_players} players")
+            run = PushRun(options, web, worker, season_id, posting)
+            players = board_fill(run.target, options, random.Random(options.seed))
+            from leaderboards import store
+
+            wait_until(
+                lambda: store.board_size(season_id) >= options.board_players,
+                timeout=300,
+                what="the mirror to catch up",
+            )
+            say(f"opening {options.sockets} sockets")
+            figures = asyncio.run(run.measure(players))
     result |= {
         # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
