@@ -337,7 +337,7 @@ def on_cluster(
 ) -> None:
     with cluster.node(cluster.ports[0]) as node:
         engine, version, allocator = redis_facts(node)
-    nodes = enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
+    nodes = enumerate(zip(cluster.ports, cluster.servers, strict=True), 1)
     result |= {
         "engine": {"engine": engine, "version": version, "mem_allocator": allocator},
         "nodes": [{"node": i, "port": port, "pid": node.pid} for i, (port, node) in nodes],
@@ -509,7 +509,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             pids = {future.result(timeout=STARTUP_SECONDS) for future in futures}
             if len(pids) != count:
                 raise BenchError(f"{len(pids)} client processes started, not {count}")
-            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
+            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.servers, start=1)}
             clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
             on_cluster(cluster, clients, options, result)
     finally:

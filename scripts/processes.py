@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -194,8 +194,8 @@ class RedisServer(Server):
     """A private server of a Redis engine (`server`, REDIS_ENGINE's by default) that keeps
     nothing on disk, so a restart comes back empty; or, `persistent`, one that writes every
     command to its append-only file before answering (a broker configured to keep its queues),
-    so a restart keeps everything. With `replica_of`, a replica of that server. Each start logs
-    to a file of its own in `directory`."""
+    so a restart keeps everything. With `replica_of`, a replica of that server; `options`: more
+    server options. Each start logs to a file of its own in `directory`."""
 
     def __init__(
         self,
@@ -205,9 +205,11 @@ class RedisServer(Server):
         server: str | None = None,
         persistent: bool = False,
         replica_of: RedisServer | None = None,
+        port: int | None = None,
+        options: Sequence[str] = (),
     ) -> None:
         self.directory, self.name, self.server = directory, name, server
-        self.port = free_port()
+        self.port, self.options = port or free_port(), list(options)
         self.process = None
         self.starts = 0
         self.persistent, self.replica_of = persistent, replica_of
@@ -234,7 +236,7 @@ class RedisServer(Server):
         # that sends its data without one, so a restarted primary still comes back empty.
         keeping += ["--dbfilename", f"{self.name}.rdb", "--repl-diskless-sync", "yes"]
         args = [self.server or engine_server(), "--port", str(self.port), "--bind", "127.0.0.1"]
-        args += ["--save", "", *keeping, "--dir", str(data)]
+        args += ["--save", "", *keeping, "--dir", str(data), *self.options]
         self.process = Process(args, log=self.directory / f"{self.name}-{self.starts}.log")
         return super().start(timeout)
 
