@@ -1,15 +1,19 @@
-"""An open-loop load of match results (senders keep their schedule whatever the answers, so a slow
-server cannot hide its latency) and the freshness probe (bench/README.md, "What a run does").
-The client is keep-alive HTTP/1.1 on asyncio with httptools: httpx spent ten times the CPU."""
+"""Open loops: the schedule every open-loop client keeps whatever the answers, so a slow server
+cannot hide its latency (here and in bench/shards.py), an open-loop load of match results and the
+freshness probe (bench/README.md, "What a run does"). The HTTP client is keep-alive HTTP/1.1 on
+asyncio with httptools: httpx spent ten times the CPU."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 import random
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlparse
@@ -33,6 +37,25 @@ STOP_WAIT_SECONDS = 15.0
 POLL_SECONDS = 0.01
 POLL_SHARE_OF_AGE = 0.1
 LOST_AFTER_SECONDS = 30.0
+
+
+def slots(first: float, interval: float, end: float = math.inf) -> Iterator[float]:
+    """An open loop's schedule on time.monotonic(): a slot every `interval` seconds from `first`
+    until `end`."""
+    return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
+
+
+class SendLag:
+    """How long after its slot each call went out; late: more than LATE_SECONDS."""
+
+    def __init__(self) -> None:
+        self.lags_ms: list[float] = []
+        self.late = 0
+
+    def sent(self, slot: float) -> None:
+        lag = time.monotonic() - slot
+        self.lags_ms.append(lag * 1000)
+        self.late += lag > LATE_SECONDS
 
 
 class _Answer:
@@ -136,8 +159,8 @@ class OpenLoopSender:
         self.stopping: asyncio.Event | None = None
         self.figures: dict[str, Any] = {}
         self.load, self.timeout, self.settle = load, timeout, settle
-        self.offered = self.dropped = self.late = 0
-        self.lags_ms: list[float] = []
+        self.offered = self.dropped = 0
+        self.lag = SendLag()
         self.latencies_ms: list[float] = []
         # Each answer's latency by the second of the window it was sent in: stalls show there.
         self.by_second: defaultdict[int, list[float]] = defaultdict(list)
@@ -213,20 +236,16 @@ class OpenLoopSender:
         interval = load.senders * load.batch / load.rate
         rng = random.Random(f"{load.match_prefix}-{index}")
         mine: set[asyncio.Task[None]] = set()
-        # Senders are spread over the interval, as independent game servers would be.
-        due = self.origin + interval * index / load.senders
         sent = 0
-        while True:
-            if (delay := due - time.monotonic()) > 0:
+        # Senders are spread over the interval, as independent game servers would be.
+        for slot in slots(self.origin + interval * index / load.senders, interval):
+            if (delay := slot - time.monotonic()) > 0:
                 await asyncio.sleep(delay)
-            slot, due = due, due + interval
             self.offered += 1
             if len(mine) >= self.max_in_flight:
                 self.dropped += 1
                 continue
-            lag = time.monotonic() - slot
-            self.lags_ms.append(lag * 1000)
-            self.late += lag > LATE_SECONDS
+            self.lag.sent(slot)
             sent += 1
             if not (items := self._items(rng, index, sent)):
                 continue
@@ -263,13 +282,13 @@ class OpenLoopSender:
             "offered_results": self.offered * load.batch,
             "sent": sent,
             "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
-            "sent_late": self.late,
+            "sent_late": self.lag.late,
             "late_after_ms": LATE_SECONDS * 1000,
             "not_sent_on_time": self.dropped,
             "max_in_flight_per_sender": self.max_in_flight,
             "unanswered_at_stop": unanswered,
             "answers": dict(sorted(self.answers.items())),
-            "send_lag": latency_summary(self.lags_ms, curve=False),
+            "send_lag": latency_summary(self.lag.lags_ms, curve=False),
             "post_latency": latency_summary(self.latencies_ms),
             # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
             "post_latency_by_second": [

@@ -26,6 +26,7 @@ from . import core
 from .core import BenchError, at_least, latency_summary, percentile, program_main, say
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
+from .openloop import SendLag, slots
 from .processes import COMMAND_TIMEOUT_SECONDS, redis_facts, set_memory
 from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
 
@@ -38,8 +39,6 @@ TRIPS = "round trips in sequence / requests to nodes (COMMAND GETKEYS among them
 WARMUP_CALLS = 20
 STARTUP_SECONDS = 120.0
 START_DELAY_SECONDS = 3.0
-# An open-loop call sent this long after its slot counts as late (the client fell behind).
-LATE_SECONDS = 0.05
 # This machine is shared: a phase starts once the other processes have used at most QUIET_CORES
 # over QUIET_WINDOW_SECONDS, and runs again when they took more during it.
 QUIET_CORES = 0.25
@@ -129,27 +128,26 @@ def client_run(load: Load) -> dict[str, Any]:
     call = operation_call(load.operation, load.layout, load.players, rng)
     for _ in range(WARMUP_CALLS):
         call()
-    start = time.perf_counter() + (load.start_at - time.time())
-    end, ready_early = start + load.seconds, start - time.perf_counter()
+    start = time.monotonic() + (load.start_at - time.time())
+    end, ready_early = start + load.seconds, start - time.monotonic()
     latencies: list[float] = []
-    late = unsent = 0
+    lag, unsent = SendLag(), 0
     if load.rate is None:
-        time.sleep(max(0.0, start - time.perf_counter()))
-        while (began := time.perf_counter()) < end:
+        time.sleep(max(0.0, start - time.monotonic()))
+        while (began := time.monotonic()) < end:
             call()
-            latencies.append((time.perf_counter() - began) * 1000)
+            latencies.append((time.monotonic() - began) * 1000)
     else:
-        due = start + load.offset
-        while due < end:
-            if (now := time.perf_counter()) >= end:
-                unsent += 1
-            else:
-                time.sleep(max(0.0, due - now))
-                late += time.perf_counter() - due > LATE_SECONDS
-                call()
-                latencies.append((time.perf_counter() - due) * 1000)
-            due += 1 / load.rate
-    return {"latencies_ms": latencies, "late": late, "unsent": unsent, "ready_early": ready_early}
+        for slot in (schedule := slots(start + load.offset, 1 / load.rate, end)):
+            if time.monotonic() >= end:
+                unsent = 1 + sum(1 for _ in schedule)
+                break
+            time.sleep(max(0.0, slot - time.monotonic()))
+            lag.sent(slot)
+            call()
+            latencies.append((time.monotonic() - slot) * 1000)
+    figures = {"latencies_ms": latencies, "late": lag.late, "unsent": unsent}
+    return figures | {"ready_early": ready_early}
 
 
 @dataclass
