@@ -19,7 +19,7 @@ from .environment import QUEUE, Bench, BenchEnvironment
 from .loaders import WrkLoad
 from .machine import Window
 from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender
-from .pgstats import harness_connection, pg_delta, pg_snapshot
+from .pgstats import harness_connection, pg_delta, pg_snapshot, results_by_second
 
 # An open-loop rate is sustained when at least this share of the offered results is accepted
 # and the freshness p99 over the window stays under this, with no probe lost or refused.
@@ -112,20 +112,17 @@ class IngestWindow:
         freshness = self.probe.stop()
         backlog = mirror_wait(self.bench.env, conn, self.bench.options.drain_seconds)
         params = {"probe": f"{PROBE_PREFIX}%", "since": self.since_id}
-        params |= {"start": start, "end": start + seconds}
-        per_second = conn.execute(
-            "SELECT floor(extract(epoch FROM received_at)::float8 - %(start)s::float8)::int,"
-            " count(*) FROM matches_matchresult WHERE id > %(since)s"
-            " AND match_id NOT LIKE %(probe)s GROUP BY 1 ORDER BY 1",
-            params,
-        ).fetchall()
-        load = "match_id NOT LIKE %(probe)s"
-        in_window, load_accepted, all_accepted = conn.execute(
-            f"SELECT count(*) FILTER (WHERE {load} AND received_at >= to_timestamp(%(start)s)"
-            f" AND received_at < to_timestamp(%(end)s)), count(*) FILTER (WHERE {load}),"
-            " count(*) FROM matches_matchresult WHERE id > %(since)s",
-            params,
-        ).fetchone()
+        params |= {"origin": start, "end": start + seconds}
+        with conn.cursor() as cursor:
+            rows = results_by_second(
+                cursor, "id > %(since)s AND match_id NOT LIKE %(probe)s", params
+            )
+        in_window = sum(before for second, before, _ in rows if second >= 0)
+        load_accepted = sum(before + after for _, before, after in rows)
+        probes = "FROM matches_matchresult WHERE id > %(since)s AND match_id LIKE %(probe)s"
+        all_accepted = (
+            load_accepted + conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
+        )
         edge, series = min(EDGE_SECONDS, seconds / 2), freshness["series"]
         return {
             "seconds": round(seconds, 3),
@@ -133,7 +130,7 @@ class IngestWindow:
             "accepted_results_per_s": round(in_window / seconds, 1) if seconds else 0.0,
             "accepted_results_total": load_accepted,
             "probe_results_accepted": all_accepted - load_accepted,
-            "per_second": [[second, count] for second, count in per_second if second >= 0],
+            "per_second": [[second, b + a] for second, b, a in rows if second >= 0],
             "freshness": freshness,
             "freshness_window": freshness_between(series, 0, seconds),
             "freshness_first": freshness_between(series, 0, edge),

@@ -42,6 +42,21 @@ def postmaster_pid(env: BenchEnvironment) -> int | None:
     return backend.ppid if parent is not None and parent.name == "postgres" else None
 
 
+def results_by_second(
+    cursor: Any, where: str, params: dict[str, Any]
+) -> list[tuple[int, int, int]]:
+    """The results `where` picks by the second they were received in, counted from
+    `params["origin"]` (time.time()): (second, received before `params["end"]`, at or after)."""
+    cursor.execute(
+        "SELECT floor(extract(epoch FROM received_at)::float8 - %(origin)s::float8)::int,"
+        " count(*) FILTER (WHERE received_at < to_timestamp(%(end)s)),"
+        " count(*) FILTER (WHERE received_at >= to_timestamp(%(end)s))"
+        f" FROM matches_matchresult WHERE {where} GROUP BY 1 ORDER BY 1",
+        params,
+    )
+    return [tuple(row) for row in cursor.fetchall()]
+
+
 @dataclass(frozen=True)
 class PgSnapshot:
     statements: Statements | None  # None without the extension

@@ -30,6 +30,7 @@ from . import core, environment
 from .core import BenchError, latency_summary
 from .machine import Window, python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender, json_field
+from .pgstats import results_by_second
 
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
@@ -104,16 +105,12 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
     and by wall-clock second from the one the load started in, and those committed after."""
     from django.db import connection
 
+    params = {"origin": math.floor(since.timestamp()), "end": until.timestamp()}
+    params |= {"match": f"{match_prefix}%", "since": since}
     try:
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT floor(extract(epoch FROM received_at))::bigint - %s, count(*) FILTER"
-                " (WHERE received_at < %s), count(*) FILTER (WHERE received_at >= %s)"
-                " FROM matches_matchresult WHERE match_id LIKE %s AND received_at >= %s"
-                " GROUP BY 1 ORDER BY 1",
-                [math.floor(since.timestamp()), until, until, f"{match_prefix}%", since],
-            )
-            rows = cursor.fetchall()
+            where = "match_id LIKE %(match)s AND received_at >= %(since)s"
+            rows = results_by_second(cursor, where, params)
     finally:
         connection.close()
     seconds = (until - since).total_seconds()
