@@ -1,17 +1,24 @@
 """Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
 One sorted set of N players on a private Redis 7 and Valkey 9 (bench/README.md, "Memory per player
-by engine"). dict[str, Any]s: bench/results/engines-latest.json, and a Markdown table."""
+by engine"). Results: bench/results/engines-latest.json, and a Markdown table. The private server
+and what it says of itself serve the other benchmarks of the Redis side too."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from scripts.processes import REDIS_ENGINES
+import redis
+
+from scripts import devservices
+from scripts.processes import REDIS_ENGINES, RedisServer, server_binary
 
 from .core import BenchError, at_least, program_main, say, table
-from .processes import redis_facts, redis_private, set_memory
 from .scores import ID_BYTES, standings
 
 KEY = "standings"
@@ -21,6 +28,30 @@ OPTIONS = (
     ("--members", 1_000_000, "players"),
     ("--engines", list(REDIS_ENGINES), "the engines measured"),
 )
+# A private Redis's client waits this long for one command (a pipelined fill, MEMORY USAGE).
+COMMAND_TIMEOUT_SECONDS = 120
+
+
+@contextlib.contextmanager
+def redis_private(engine: str) -> Iterator[tuple[RedisServer, redis.Redis]]:
+    """A private server of `engine` in a directory of its own, and a client to it; both gone
+    when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{engine}-") as work:
+        server = RedisServer(Path(work), engine, server=server_binary(engine))
+        url, timeout = server.url(), COMMAND_TIMEOUT_SECONDS
+        with server.start(), redis.Redis.from_url(url, socket_timeout=timeout) as client:
+            yield server, client
+
+
+def redis_facts(client: redis.Redis) -> tuple[str, str, str]:
+    """The engine a server is, its version and its allocator."""
+    engine, version = devservices.server_engine(client.info("server"))
+    return engine, version, str(client.info("memory")["mem_allocator"])
+
+
+def set_memory(client: redis.Redis, key: str) -> tuple[int, int]:
+    """A sorted set's players and its MEMORY USAGE (SAMPLES 0: every element)."""
+    return int(client.zcard(key)), int(client.memory_usage(key, samples=0) or 0)
 
 
 def engine_measure(engine: str, options: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from leaderboards.store.writes import UNREAD
 from seasons.scoring import TIME_SLOTS
 
 from .core import at_least, program_main, say, table
-from .processes import redis_private
+from .engines import redis_private
 from .scores import ID_BYTES, standings
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.

@@ -24,10 +24,10 @@ from seasons.scoring import composite_score
 
 from . import core
 from .core import BenchError, at_least, latency_summary, percentile, program_main, say
+from .engines import COMMAND_TIMEOUT_SECONDS, redis_facts, set_memory
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
 from .openloop import SendLag, slots
-from .processes import COMMAND_TIMEOUT_SECONDS, redis_facts, set_memory
 from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
 
 KEY_PREFIX = "bench:shards:"
