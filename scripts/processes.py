@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import redis
 
@@ -152,7 +152,7 @@ class Server:
     def ready(self) -> bool:
         raise NotImplementedError
 
-    def start(self, timeout: float = 60.0) -> Any:
+    def start(self, timeout: float = 60.0) -> Self:
         self.process.start()
         try:
             wait_until(
@@ -183,7 +183,7 @@ class Server:
         if self.process is not None:
             self.process.stop(timeout=self.stop_seconds)
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -222,7 +222,7 @@ class RedisServer(Server):
             port=self.port, decode_responses=True, socket_timeout=5, socket_connect_timeout=2
         )
 
-    def start(self, timeout: float = 60.0) -> RedisServer:
+    def start(self, timeout: float = 60.0) -> Self:
         self.starts += 1
         data = self.directory
         keeping = ["--appendonly", "no"]
