@@ -1,5 +1,5 @@
-"""The foundation of every bench program: its options, its run (signals, errors, exit codes),
-its phases (timed, a failure recorded), the latency summaries and the report's number formats."""
+"""The foundation of every bench program: its options, its run (signals, errors, exit codes, the
+results written), its phases (timed, a failure recorded), latency summaries and report formats."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -59,14 +59,6 @@ def options_parse(
     return args
 
 
-def output_option(results_file: str) -> tuple[tuple[Any, ...], ...]:
-    """--seed and --output, the options every side benchmark takes."""
-    return (
-        ("--seed", 1, "seed of the generated players"),
-        ("--output", RESULTS / results_file, f"results file (bench/results/{results_file})"),
-    )
-
-
 class Program:
     """`with Program(name) as run:` around a program's body: `run.code` is 2 after an error it
     can explain, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound like Ctrl-C, so every `finally`
@@ -90,6 +82,54 @@ class Program:
         elif isinstance(exc, KeyboardInterrupt):
             self.code = 130
         return self.code != 0
+
+
+def at_least(**least: int) -> Callable[[argparse.Namespace], str | None]:
+    """A check of options that must each be at least a number."""
+    return lambda options: next(
+        (
+            f"--{name} must be at least {v}"
+            for name, v in least.items()
+            if getattr(options, name) < v
+        ),
+        None,
+    )
+
+
+def program_main(
+    name: str,
+    doc: str | None,
+    options: Sequence[tuple[Any, ...]],
+    argv: list[str] | None,
+    check: Callable[[argparse.Namespace], str | None],
+    measure: Callable[[Any, dict[str, Any]], None],
+    report: Callable[[dict[str, Any]], str],
+) -> int:
+    """`python -m bench.<name>` with `options`, --seed and --output (`check` refuses them with a
+    message): `measure(options, result)` fills the results, written to --output and shown by
+    `report`. Returns the exit code."""
+    results_file = f"{name}-latest.json"
+    parsed = options_parse(
+        f"bench.{name}",
+        doc,
+        (
+            *options,
+            ("--seed", 1, "seed of the generated players"),
+            ("--output", RESULTS / results_file, f"results file (bench/results/{results_file})"),
+        ),
+        argv,
+    )
+    if problem := check(parsed):
+        parsed.error(problem)
+    result: dict[str, Any] = {"benchmark": name, "when": now_stamp()}
+    with Program(name) as run:
+        measure(parsed, result)
+    if run.code:
+        return run.code
+    json_write(result, parsed.output)
+    print(report(result))
+    say(f"wrote {parsed.output}", name)
+    return 0
 
 
 def json_write(result: dict[str, Any], *paths: Path) -> None:

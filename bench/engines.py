@@ -1,18 +1,25 @@
 """Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
 One sorted set of N players on a private Redis 7 and Valkey 9 (bench/README.md, "Memory per player
-by engine"). Results: bench/results/engines-latest.json, and a Markdown table."""
+by engine"). Results: bench/results/engines-latest.json, and a Markdown table. The private server
+and what it says of itself serve the other benchmarks of the Redis side too."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from scripts.processes import REDIS_ENGINES
+import redis
 
-from .core import BenchError, say, table
+from scripts import devservices
+from scripts.processes import REDIS_ENGINES, RedisServer, server_binary
+
+from .core import BenchError, at_least, program_main, say, table
 from .scores import ID_BYTES, standings
-from .side import Result, redis_facts, redis_private, set_memory, side_main
 
 KEY = "standings"
 MEMBERS_PER_ZADD = 10_000
@@ -21,9 +28,33 @@ OPTIONS = (
     ("--members", 1_000_000, "players"),
     ("--engines", list(REDIS_ENGINES), "the engines measured"),
 )
+# A private Redis's client waits this long for one command (a pipelined fill, MEMORY USAGE).
+COMMAND_TIMEOUT_SECONDS = 120
 
 
-def engine_measure(engine: str, options: Any) -> Result:
+@contextlib.contextmanager
+def redis_private(engine: str) -> Iterator[tuple[RedisServer, redis.Redis]]:
+    """A private server of `engine` in a directory of its own, and a client to it; both gone
+    when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{engine}-") as work:
+        server = RedisServer(Path(work), engine, server=server_binary(engine))
+        url, timeout = server.url(), COMMAND_TIMEOUT_SECONDS
+        with server.start(), redis.Redis.from_url(url, socket_timeout=timeout) as client:
+            yield server, client
+
+
+def redis_facts(client: redis.Redis) -> tuple[str, str, str]:
+    """The engine a server is, its version and its allocator."""
+    engine, version = devservices.server_engine(client.info("server"))
+    return engine, version, str(client.info("memory")["mem_allocator"])
+
+
+def set_memory(client: redis.Redis, key: str) -> tuple[int, int]:
+    """A sorted set's players and its MEMORY USAGE (SAMPLES 0: every element)."""
+    return int(client.zcard(key)), int(client.memory_usage(key, samples=0) or 0)
+
+
+def engine_measure(engine: str, options: Any) -> dict[str, Any]:
     """N players in one sorted set, ZADDs of MEMBERS_PER_ZADD pipelined by the round trip, scored
     as the service scores a highest-first board: used_memory's growth (what the allocator handed
     out) and MEMORY USAGE of the key, a player each."""
@@ -42,7 +73,7 @@ def engine_measure(engine: str, options: Any) -> Result:
     if card != options.members:
         raise BenchError(f"{engine}: {card} players in the set, {options.members} added")
     return {
-        "server": started.args[0],
+        "server": started.process.args[0],
         "pid": started.pid,
         "version": version,
         "server_name": named,
@@ -60,14 +91,15 @@ def engine_measure(engine: str, options: Any) -> Result:
     }
 
 
-def measure(options: Any, result: Result) -> None:
+def measure(options: Any, result: dict[str, Any]) -> None:
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
     result["engines"] = {}
     for engine in options.engines:
         say(f"{engine}: {options.members:,} players", "engines")
         result["engines"][engine] = engine_measure(engine, options)
 
 
-def report(result: Result) -> str:
+def report(result: dict[str, Any]) -> str:
     rows = [
         (engine, f["version"], f["mem_allocator"], f"{f['used_memory_growth_per_member']:.1f}",
          f"{f['memory_usage_per_member']:.1f}")
@@ -81,8 +113,8 @@ def report(result: Result) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    least = {"members": 1}
-    return side_main("engines", __doc__, OPTIONS, argv, least=least, measure=measure, report=report)
+    check = at_least(members=1)
+    return program_main("engines", __doc__, OPTIONS, argv, check, measure, report)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from scripts import devservices
 from scripts.processes import ROOT, ServiceError, free_port
 
 from .core import RESULTS, BenchError, Phases, say
-from .processes import Processes
 
 # The bench's Celery queue, in the bench's own broker database as well.
 QUEUE = "bench"
@@ -215,7 +214,7 @@ class Bench:
     env: BenchEnvironment
     wrk: str
     h2load: str
-    processes: Processes
+    processes: contextlib.ExitStack
     log_dir: Path
     results: dict[str, Any]
     phases: Phases

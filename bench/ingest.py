@@ -11,15 +11,15 @@ import psycopg
 import redis
 
 from leaderboards import store
+from scripts.processes import WebServer
 from seasons.scoring import points_of
 
 from .core import latency_summary
 from .environment import QUEUE, Bench, BenchEnvironment
+from .loaders import WrkLoad
 from .machine import Window
 from .openloop import FreshnessProbe, OfferedLoad, OpenLoopSender
-from .pgstats import harness_connection, pg_delta, pg_snapshot
-from .processes import Started
-from .wrk import WrkLoad
+from .pgstats import harness_connection, pg_delta, pg_snapshot, results_by_second
 
 # An open-loop rate is sustained when at least this share of the offered results is accepted
 # and the freshness p99 over the window stays under this, with no probe lost or refused.
@@ -70,11 +70,11 @@ class IngestWindow:
     after the load's), the CPU, PostgreSQL's statistics; when the load stops, the backlog; then
     the drain, the counts, the consistency check and PostgreSQL's side."""
 
-    def __init__(self, bench: Bench, server: Started, cpu: dict[str, int]) -> None:
+    def __init__(self, bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
         self.bench, options, season = bench, bench.options, bench.season
         self.load_players = options.players - options.probe_players
         # Where and with what key the load and the probe post.
-        self.target = (server.url, bench.api_key, season.board.slug, season.slug)
+        self.target = (server.base_url, bench.api_key, season.board.slug, season.slug)
         players = [f"p{i}" for i in range(self.load_players, options.players)]
         self.probe = FreshnessProbe(*self.target, players=players, rate=options.probe_rate)
         self.window = Window(cpu, bench.env)
@@ -112,20 +112,17 @@ class IngestWindow:
         freshness = self.probe.stop()
         backlog = mirror_wait(self.bench.env, conn, self.bench.options.drain_seconds)
         params = {"probe": f"{PROBE_PREFIX}%", "since": self.since_id}
-        params |= {"start": start, "end": start + seconds}
-        per_second = conn.execute(
-            "SELECT floor(extract(epoch FROM received_at)::float8 - %(start)s::float8)::int,"
-            " count(*) FROM matches_matchresult WHERE id > %(since)s"
-            " AND match_id NOT LIKE %(probe)s GROUP BY 1 ORDER BY 1",
-            params,
-        ).fetchall()
-        load = "match_id NOT LIKE %(probe)s"
-        in_window, load_accepted, all_accepted = conn.execute(
-            f"SELECT count(*) FILTER (WHERE {load} AND received_at >= to_timestamp(%(start)s)"
-            f" AND received_at < to_timestamp(%(end)s)), count(*) FILTER (WHERE {load}),"
-            " count(*) FROM matches_matchresult WHERE id > %(since)s",
-            params,
-        ).fetchone()
+        params |= {"origin": start, "end": start + seconds}
+        with conn.cursor() as cursor:
+            rows = results_by_second(
+                cursor, "id > %(since)s AND match_id NOT LIKE %(probe)s", params
+            )
+        in_window = sum(before for second, before, _ in rows if second >= 0)
+        load_accepted = sum(before + after for _, before, after in rows)
+        probes = "FROM matches_matchresult WHERE id > %(since)s AND match_id LIKE %(probe)s"
+        all_accepted = (
+            load_accepted + conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
+        )
         edge, series = min(EDGE_SECONDS, seconds / 2), freshness["series"]
         return {
             "seconds": round(seconds, 3),
@@ -133,7 +130,7 @@ class IngestWindow:
             "accepted_results_per_s": round(in_window / seconds, 1) if seconds else 0.0,
             "accepted_results_total": load_accepted,
             "probe_results_accepted": all_accepted - load_accepted,
-            "per_second": [[second, count] for second, count in per_second if second >= 0],
+            "per_second": [[second, b + a] for second, b, a in rows if second >= 0],
             "freshness": freshness,
             "freshness_window": freshness_between(series, 0, seconds),
             "freshness_first": freshness_between(series, 0, edge),
@@ -170,18 +167,18 @@ class IngestWindow:
         return {"checked": len(rows), "mismatched": mismatched}
 
 
-def ingest_load(bench: Bench, server: Started, *, batch: int, tag: str) -> WrkLoad:
+def ingest_load(bench: Bench, server: WebServer, *, batch: int, tag: str) -> WrkLoad:
     """wrk posting batches of `batch` results (1: single results) for the load's players, every
     match id unique through `tag`, on the ingest connections (closed loop)."""
     options, season = bench.options, bench.season
     load_players = options.players - options.probe_players
     args = [str(batch), str(load_players), season.board.slug, season.slug, bench.api_key, tag]
     connections = options.ingest_connections
-    return WrkLoad(bench.wrk, server.url, "ingest.lua", args, connections, options.threads, 10)
+    return WrkLoad(bench.wrk, server.base_url, "ingest.lua", args, connections, options.threads, 10)
 
 
 def ingest_measure(
-    bench: Bench, server: Started, cpu: dict[str, int], *, batch: int
+    bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int
 ) -> dict[str, Any]:
     """Closed loop: wrk's connections post as fast as the answers come back."""
     with IngestWindow(bench, server, cpu) as window:
@@ -200,7 +197,7 @@ def ingest_measure(
 
 
 def openloop_measure(
-    bench: Bench, server: Started, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
+    bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
 ) -> dict[str, Any]:
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
     with IngestWindow(bench, server, cpu) as window:

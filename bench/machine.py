@@ -13,11 +13,10 @@ from typing import Any
 
 import redis
 
-from scripts.processes import ROOT
+from scripts.processes import ROOT, proc_stats
 
 from .core import percentile
 from .environment import BenchEnvironment, database_connections
-from .processes import proc_stats
 
 PACKAGES = "Django djangorestframework redis hiredis psycopg celery uvicorn uvloop httptools"
 # The settings a run records: what shapes the write path and what the bench's cluster tunes.

@@ -1,17 +1,21 @@
-"""An open-loop load of match results (senders keep their schedule whatever the answers, so a slow
-server cannot hide its latency) and the freshness probe (bench/README.md, "What a run does").
-The client is keep-alive HTTP/1.1 on asyncio with httptools: httpx spent ten times the CPU."""
+"""Open loops: the schedule every open-loop client keeps whatever the answers, so a slow server
+cannot hide its latency (here and in bench/shards.py), an open-loop load of match results and the
+freshness probe (bench/README.md, "What a run does"). The HTTP client is keep-alive HTTP/1.1 on
+asyncio with httptools: httpx spent ten times the CPU."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import math
 import random
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote, urlparse
 
 import httptools
@@ -35,51 +39,38 @@ POLL_SHARE_OF_AGE = 0.1
 LOST_AFTER_SECONDS = 30.0
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection carrying one request at a time."""
+def slots(first: float, interval: float, end: float = math.inf) -> Iterator[float]:
+    """An open loop's schedule on time.monotonic(): a slot every `interval` seconds from `first`
+    until `end`."""
+    return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
+
+
+class SendLag:
+    """How long after its slot each call went out; late: more than LATE_SECONDS."""
 
     def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
+        self.lags_ms: list[float] = []
+        self.late = 0
+
+    def sent(self, slot: float) -> None:
+        lag = time.monotonic() - slot
+        self.lags_ms.append(lag * 1000)
+        self.late += lag > LATE_SECONDS
+
+
+class _Answer:
+    """One answer as httptools parses it (it calls the on_* while it parses)."""
+
+    def __init__(self) -> None:
         self.parser = httptools.HttpResponseParser(self)
-        self.answer: asyncio.Future[tuple[int, bytes]] | None = None
         self.body: list[bytes] = []
-        self.reusable = self.closed = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self._fail(ConnectionError(f"unreadable answer: {exc}"))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed, self.reusable = True, False
-        self._fail(exc or ConnectionError("connection closed before the answer"))
-
-    def on_message_begin(self) -> None:  # httptools calls the on_* while it parses
-        self.body = []
+        self.complete = self.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
     def on_message_complete(self) -> None:
-        self.reusable = self.parser.should_keep_alive()
-        if self.answer is not None and not self.answer.done():
-            self.answer.set_result((self.parser.get_status_code(), b"".join(self.body)))
-
-    def _fail(self, exc: BaseException) -> None:
-        if self.answer is not None and not self.answer.done():
-            self.answer.set_exception(exc)
-
-    async def exchange(self, request: bytes) -> tuple[int, bytes]:
-        if self.transport is None or self.closed:
-            raise ConnectionError("connection closed")
-        self.answer = asyncio.get_running_loop().create_future()
-        self.reusable = False
-        self.transport.write(request)
-        return await self.answer
+        self.complete, self.keep_alive = True, self.parser.should_keep_alive()
 
 
 class HttpClient:
@@ -93,38 +84,42 @@ class HttpClient:
         if api_key:
             self.head += f"Authorization: Api-Key {api_key}\r\nContent-Type: application/json\r\n"
         self.timeout = timeout
-        self.idle: list[_Connection] = []
-        self.open: set[_Connection] = set()
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self.open: set[asyncio.StreamWriter] = set()
 
     async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
         """(status, body) of the answer; raises TimeoutError or OSError."""
         request = f"{method} {path} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n"
+        answer = _Answer()
         async with asyncio.timeout(self.timeout):
             # The server closes connections idle for long (uvicorn: 5 s); those are dropped here.
-            while self.idle and self.idle[-1].closed:
-                self.open.discard(self.idle.pop())
+            while self.idle and self.idle[-1][0].at_eof():
+                self.idle[-1][1].close()
+                self.open.discard(self.idle.pop()[1])
             if self.idle:
-                connection = self.idle.pop()
+                reader, writer = self.idle.pop()
             else:
-                loop = asyncio.get_running_loop()
-                _, connection = await loop.create_connection(_Connection, self.host, self.port)
-                self.open.add(connection)
+                reader, writer = await asyncio.open_connection(self.host, self.port)
+                self.open.add(writer)
             try:
-                answer = await connection.exchange(request.encode() + body)
-            except BaseException:
-                connection.reusable = False
-                raise
+                writer.write(request.encode() + body)
+                while not answer.complete:
+                    if not (data := await reader.read(65536)):
+                        raise ConnectionError("connection closed before the answer")
+                    answer.parser.feed_data(data)
+            except httptools.HttpParserError as exc:
+                raise ConnectionError(f"unreadable answer: {exc}") from exc
             finally:
-                if not connection.reusable:
-                    connection.transport.close()  # type: ignore[union-attr]
-                    self.open.discard(connection)
-        if connection.reusable:
-            self.idle.append(connection)
-        return answer
+                if not answer.keep_alive:
+                    writer.close()
+                    self.open.discard(writer)
+        if answer.keep_alive:
+            self.idle.append((reader, writer))
+        return answer.parser.get_status_code(), b"".join(answer.body)
 
     def close(self) -> None:
-        for connection in self.open:
-            connection.transport.close()  # type: ignore[union-attr]
+        for writer in self.open:
+            writer.close()
         self.open.clear()
         self.idle.clear()
 
@@ -164,8 +159,8 @@ class OpenLoopSender:
         self.stopping: asyncio.Event | None = None
         self.figures: dict[str, Any] = {}
         self.load, self.timeout, self.settle = load, timeout, settle
-        self.offered = self.dropped = self.late = 0
-        self.lags_ms: list[float] = []
+        self.offered = self.dropped = 0
+        self.lag = SendLag()
         self.latencies_ms: list[float] = []
         # Each answer's latency by the second of the window it was sent in: stalls show there.
         self.by_second: defaultdict[int, list[float]] = defaultdict(list)
@@ -241,20 +236,16 @@ class OpenLoopSender:
         interval = load.senders * load.batch / load.rate
         rng = random.Random(f"{load.match_prefix}-{index}")
         mine: set[asyncio.Task[None]] = set()
-        # Senders are spread over the interval, as independent game servers would be.
-        due = self.origin + interval * index / load.senders
         sent = 0
-        while True:
-            if (delay := due - time.monotonic()) > 0:
+        # Senders are spread over the interval, as independent game servers would be.
+        for slot in slots(self.origin + interval * index / load.senders, interval):
+            if (delay := slot - time.monotonic()) > 0:
                 await asyncio.sleep(delay)
-            slot, due = due, due + interval
             self.offered += 1
             if len(mine) >= self.max_in_flight:
                 self.dropped += 1
                 continue
-            lag = time.monotonic() - slot
-            self.lags_ms.append(lag * 1000)
-            self.late += lag > LATE_SECONDS
+            self.lag.sent(slot)
             sent += 1
             if not (items := self._items(rng, index, sent)):
                 continue
@@ -291,13 +282,13 @@ class OpenLoopSender:
             "offered_results": self.offered * load.batch,
             "sent": sent,
             "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
-            "sent_late": self.late,
+            "sent_late": self.lag.late,
             "late_after_ms": LATE_SECONDS * 1000,
             "not_sent_on_time": self.dropped,
             "max_in_flight_per_sender": self.max_in_flight,
             "unanswered_at_stop": unanswered,
             "answers": dict(sorted(self.answers.items())),
-            "send_lag": latency_summary(self.lags_ms, curve=False),
+            "send_lag": latency_summary(self.lag.lags_ms, curve=False),
             "post_latency": latency_summary(self.latencies_ms),
             # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
             "post_latency_by_second": [

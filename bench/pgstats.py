@@ -11,8 +11,9 @@ from typing import Any
 
 import psycopg
 
+from scripts.processes import proc_stat
+
 from .environment import BenchEnvironment
-from .processes import proc_stat
 
 TOP_STATEMENTS = 5
 QUERY_CHARS = 160
@@ -39,6 +40,21 @@ def postmaster_pid(env: BenchEnvironment) -> int | None:
         backend = proc_stat(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
     parent = proc_stat(backend.ppid) if backend is not None else None
     return backend.ppid if parent is not None and parent.name == "postgres" else None
+
+
+def results_by_second(
+    cursor: Any, where: str, params: dict[str, Any]
+) -> list[tuple[int, int, int]]:
+    """The results `where` picks by the second they were received in, counted from
+    `params["origin"]` (time.time()): (second, received before `params["end"]`, at or after)."""
+    cursor.execute(
+        "SELECT floor(extract(epoch FROM received_at)::float8 - %(origin)s::float8)::int,"
+        " count(*) FILTER (WHERE received_at < to_timestamp(%(end)s)),"
+        " count(*) FILTER (WHERE received_at >= to_timestamp(%(end)s))"
+        f" FROM matches_matchresult WHERE {where} GROUP BY 1 ORDER BY 1",
+        params,
+    )
+    return [tuple(row) for row in cursor.fetchall()]
 
 
 @dataclass(frozen=True)

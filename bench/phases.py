@@ -4,6 +4,7 @@ whatever happened, and every process started is stopped on the way out."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -11,14 +12,15 @@ from typing import Any
 from django.utils import timezone
 
 from leaderboards import store
+from scripts.processes import CeleryWorker, WebServer
 
 from . import load, report
 from .core import BenchError, Phases, say
 from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
+from .loaders import tool_version
 from .machine import cpu_times, machine_facts, python_probe_ms
 from .pgstats import harness_connection, postmaster_pid
-from .processes import Processes, Started, server_start, web_start, worker_start
 from .profiling import profile_finish, profile_start, py_spy
 from .reads import (
     endpoint_measure,
@@ -27,7 +29,6 @@ from .reads import (
     read_load,
     reference_measure,
 )
-from .wrk import tool_version
 
 READS = {
     "cached": ("ping", "rank", "top100", "around", "friends"),
@@ -62,7 +63,9 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
     ticks_at_start, code = cpu_times(), 0
     try:
         log_dir = options.results_dir / "logs" / stamp
-        with Processes(log_dir) as processes:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        # Every server a phase starts is stopped on the way out, on an error or Ctrl-C too.
+        with contextlib.ExitStack() as processes:
             _phases(Bench(options, env, wrk, h2load, processes, log_dir, results, phases))
     except KeyboardInterrupt:
         results["interrupted"] = True
@@ -128,32 +131,33 @@ def _phases(bench: Bench) -> None:
         with phase("rank baselines"):
             results["rank"] = rank_baselines(bench)
         with phase("http reference: bare ASGI app"):
-            app, name = "bench.apps.bare:application", "bare-asgi"
-            workers, process_env = options.web_workers, env.process_env()
-            started = server_start(
-                bench.processes, process_env, name=name, app=app, workers=workers, ready="/"
-            )
-            with bench.processes.running(started) as server:
+            bare = WebServer(
+                env=env.process_env(), log=bench.log_dir / "bare-asgi.log",
+                app="bench.apps.bare:application", workers=options.web_workers, ready_path="/",
+            )  # fmt: skip
+            with bench.processes.enter_context(bare.start()) as server:
                 results["http"]["reference"]["bare_asgi"] = reference_measure(bench, server)
     for name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
         if name == "cached" and options.writes_only:
             continue
         server = None
         with phase(f"start web server ({name})"):
-            process_env = env.process_env(top_cache_seconds=top_cache)
-            server = web_start(
-                bench.processes, process_env, name=f"web-{name}", workers=options.web_workers
+            web = WebServer(
+                env=env.process_env(top_cache_seconds=top_cache),
+                log=bench.log_dir / f"web-{name}.log",
+                workers=options.web_workers,
             )
+            server = bench.processes.enter_context(web.start())
         if server is None:
             continue
-        with bench.processes.running(server):
+        with server:
             if not options.writes_only:
                 _reads(bench, name, server)
             if name == "uncached":
                 _ingest(bench, server)
 
 
-def _reads(bench: Bench, server_name: str, server: Started) -> None:
+def _reads(bench: Bench, server_name: str, server: WebServer) -> None:
     """Each read endpoint at saturation (wrk), then on the cached server at fixed rates
     (h2load); then a profile of one endpoint."""
     results, cpu = bench.results["http"][server_name], {"web": server.pid, **bench.database_part}
@@ -172,15 +176,16 @@ def _reads(bench: Bench, server_name: str, server: Started) -> None:
     _profile(bench, label, {"web": server.pid}, read_load(bench, server, kind).run)
 
 
-def _ingest(bench: Bench, server: Started) -> None:
+def _ingest(bench: Bench, server: WebServer) -> None:
     options, worker = bench.options, None
     with bench.phases.phase("start Celery worker"):
-        worker = worker_start(
-            bench.processes, bench.env.process_env(), concurrency=options.worker_concurrency
-        )
+        log = bench.log_dir / "celery-worker.log"
+        concurrency, env = options.worker_concurrency, bench.env.process_env()
+        worker = CeleryWorker(env=env, log=log, concurrency=concurrency).start()
+        bench.processes.enter_context(worker)
     if worker is None:
         return
-    with bench.processes.running(worker):
+    with worker:
         results: dict[str, Any] = {}
         bench.results["ingest"] = results
         profiled = {"web": server.pid, "worker": worker.pid}
@@ -202,7 +207,7 @@ def _ingest(bench: Bench, server: Started) -> None:
                     mirror_wait(bench.env, conn, options.drain_seconds)
 
 
-def _open_loop(bench: Bench, server: Started, cpu: dict[str, int]) -> None:
+def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
     """A fixed rate in batches of 100, the search for the highest rate kept up with
     (`ingest.sustained`, each rate for `search_seconds`), then single results at a fixed rate;
     each phase drains the mirror before the next one starts."""

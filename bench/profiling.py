@@ -10,10 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from scripts.processes import ROOT
+from scripts.processes import BIN, ROOT
 
 from .core import BenchError
-from .processes import BIN
 
 PROJECT_DIRS = ("config", "leaderboards", "matches", "seasons")
 TOP = 12

@@ -14,14 +14,13 @@ from typing import Any
 import redis
 
 from leaderboards import store
+from scripts.processes import WebServer
 
 from .core import BenchError, latency_summary
 from .environment import Bench
-from .h2load import h2load_open_loop
 from .load import FRIEND_LISTS, profile_cache_clear
+from .loaders import WrkLoad, h2load_open_loop
 from .machine import Window
-from .processes import Started
-from .wrk import WrkLoad
 
 # The offered rates of the open-loop runs, in percent of the rate wrk measured at saturation.
 OPEN_READ_SHARES = (50, 70)
@@ -128,22 +127,23 @@ def _path(kind: str, bench: Bench, player: str = "p0") -> str:
     return PATHS[kind].format(player=player, board=season.board.slug, season=season.slug)
 
 
-def read_load(bench: Bench, server: Started, kind: str) -> WrkLoad:
+def read_load(bench: Bench, server: WebServer, kind: str) -> WrkLoad:
     """wrk asking for the endpoint (bench/wrk/read.lua, random players) on the read connections."""
     options, season = bench.options, bench.season
     args = [kind, str(options.players), season.board.slug, season.slug]
-    return WrkLoad(bench.wrk, server.url, "read.lua", args, options.connections, options.threads)
+    connections, threads = options.connections, options.threads
+    return WrkLoad(bench.wrk, server.base_url, "read.lua", args, connections, threads)
 
 
 def endpoint_measure(
-    bench: Bench, server: Started, kind: str, cpu: dict[str, int]
+    bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]
 ) -> dict[str, Any]:
     """An endpoint at saturation. Every endpoint starts from a cold profile cache, so the order of
     the runs does not decide how many names come from Redis instead of PostgreSQL; and a wrong
     URL fails loudly first, not as a fast 404."""
     profile_cache_clear(bench.env)
     try:
-        with urllib.request.urlopen(server.url + _path(kind, bench), timeout=10) as answer:  # noqa: S310
+        with urllib.request.urlopen(server.base_url + _path(kind, bench), timeout=10) as answer:  # noqa: S310
             json.loads(answer.read())
     except (OSError, ValueError) as exc:
         raise BenchError(f"GET {_path(kind, bench)} failed: {exc}") from exc
@@ -153,18 +153,18 @@ def endpoint_measure(
     return {"path": PATHS[kind], **figures}
 
 
-def reference_measure(bench: Bench, server: Started) -> dict[str, Any]:
+def reference_measure(bench: Bench, server: WebServer) -> dict[str, Any]:
     """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load."""
     options = bench.options
     load = WrkLoad(
-        bench.wrk, f"{server.url}/", "fixed.lua", [], options.connections, options.threads
+        bench.wrk, f"{server.base_url}/", "fixed.lua", [], options.connections, options.threads
     )
     figures = load.timed(options.read_seconds, options.warmup_seconds, {"web": server.pid})
     return {"path": "/", "app": "bench.apps.bare:application", **figures}
 
 
 def endpoint_open_loop(
-    bench: Bench, server: Started, kind: str, saturation_per_s: float, cpu: dict[str, int]
+    bench: Bench, server: WebServer, kind: str, saturation_per_s: float, cpu: dict[str, int]
 ) -> dict[str, Any]:
     """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered by h2load on a
     schedule; right after its saturation run, so its caches are as that run left them."""
@@ -172,10 +172,10 @@ def endpoint_open_loop(
 
     def uris(rng: random.Random, count: int) -> list[str]:
         if "{player}" not in PATHS[kind]:
-            return [server.url + _path(kind, bench)]
+            return [server.base_url + _path(kind, bench)]
         among = min(FRIEND_LISTS, options.players) if kind == "friends" else options.players
         players = (f"p{rng.randrange(among)}" for _ in range(count))
-        return [server.url + _path(kind, bench, player) for player in players]
+        return [server.base_url + _path(kind, bench, player) for player in players]
 
     runs: dict[str, Any] = {}
     for share in OPEN_READ_SHARES:

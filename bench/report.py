@@ -47,20 +47,13 @@ TARGET_NOTES = {
 }
 
 
-def _target(
-    name: str,
-    value: float | None,
-    goal: float,
-    unit: str,
-    *,
-    higher: bool,
-    failed: float = 0.0,
-    digits: int | None = None,
-    phase: Phase | None = None,
-) -> dict[str, Any]:
-    """The verdict on one target; `failed`: the share of the phase's requests that failed."""
+def _target(name: str, value: float | None, goal: float, unit: str, **how: Any) -> dict[str, Any]:
+    """The verdict on one target; `how`: `higher` (better), and optionally `failed` (the share
+    of the phase's requests that failed), `digits` and `phase` (where a miss is explained)."""
+    higher, failed = how["higher"], how.get("failed", 0.0)
     target: dict[str, Any] = {"name": name, "value": None if value is None else round(value, 3)}
-    target.update(goal=goal, unit=unit, higher_is_better=higher, digits=digits, phase=phase)
+    target.update(goal=goal, unit=unit, higher_is_better=higher, digits=how.get("digits"))
+    target["phase"] = how.get("phase")
     if value is None:
         return {**target, "status": "NO DATA", "margin_pct": None, "verdict": "no data"}
     passed = value >= goal if higher else value <= goal
@@ -265,13 +258,11 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
             rows.append((f"{name} ({where})", f.get("cpu_cores")))
             for at, run in (f.get("open_loop") or {}).items():
                 rows.append((f"{name} at {at}%, open loop ({where})", run.get("cpu_cores")))
-    rows += [(f"ingest {mode}", f.get("cpu_cores")) for mode, f in _ingest(results).items()]
+    rows += [
+        (f"ingest {mode}", f.get("cpu_cores")) for mode, f in (results.get("ingest") or {}).items()
+    ]
     rows += [(name, f.get("cpu_cores")) for name, f in _open_loop_rows(results)]
     return [(name, cpu) for name, cpu in rows if cpu]
-
-
-def _ingest(results: dict[str, Any]) -> dict[str, Any]:
-    return results.get("ingest") or {}
 
 
 def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
@@ -440,7 +431,7 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
 
 def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     rows = []
-    for mode, f in _ingest(results).items():
+    for mode, f in (results.get("ingest") or {}).items():
         fresh, requests = get(f, "freshness", "freshness") or {}, f.get("requests") or {}
         consistency = f.get("consistency_after_drain") or {}
         checked = consistency.get("checked", 0)
@@ -536,7 +527,7 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
-    phases = [(f"ingest {mode} (wrk)", f) for mode, f in _ingest(results).items()]
+    phases = [(f"ingest {mode} (wrk)", f) for mode, f in (results.get("ingest") or {}).items()]
     phases = [(name, f["postgres"]) for name, f in phases + _open_loop_rows(results)]
     if not (phases := [(name, pg) for name, pg in phases if pg]):
         return []

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 
+from scripts.processes import debian_tool
+
 from .core import Program, options_parse
 from .environment import OPTIONS, bench_setup
-from .h2load import h2load_ensure
-from .wrk import wrk_ensure
 
 # (flag, full-run default, help, tiny-run default)
 RUN_OPTIONS = (
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     options.probe_players = max(10, min(1000, options.players // 10))
     options.profile = not options.no_profile and not options.tiny
     with Program("bench") as setup:
-        wrk, h2load, env = wrk_ensure(), h2load_ensure(), bench_setup(options)
+        wrk, h2load = debian_tool("wrk", "wrk"), debian_tool("h2load", "nghttp2-client")
+        env = bench_setup(options)
     if setup.code:
         return setup.code
     from .phases import run

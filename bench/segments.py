@@ -13,9 +13,9 @@ from leaderboards.store.scripts import MIRROR
 from leaderboards.store.writes import UNREAD
 from seasons.scoring import TIME_SLOTS
 
-from .core import say, table
-from .scores import standings
-from .side import Result, redis_private, side_main
+from .core import at_least, program_main, say, table
+from .engines import redis_private
+from .scores import ID_BYTES, standings
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.
 BATCH = 100
@@ -47,7 +47,7 @@ def _writes(
     client.config_resetstat()
     pipe = client.pipeline(transaction=False)
     for chunk in standings(options.members, options.seed, BATCH):
-        args: list[Any] = ["GT"]
+        args: list[Any] = ["GT", ""]  # no top-N edges to report (as no webhook wants them)
         for player_id, composite in chunk:
             # The mirror reads a player's values only for their first write (see services.py).
             entry = (UNREAD if raise_by else _entry(player_id)) if segmented else ""
@@ -59,7 +59,7 @@ def _writes(
     return int(client.info("commandstats")["cmdstat_evalsha"]["usec"]) / options.members
 
 
-def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> Result:
+def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict[str, Any]:
     tag = "segmented" if segmented else "plain"
     keys = [f"{{{tag}}}:{name}" for name in SHARD_KEYS]
     before = int(client.info("memory")["used_memory"])
@@ -78,7 +78,8 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> Resu
     }
 
 
-def measure(options: Any, result: Result) -> None:
+def measure(options: Any, result: dict[str, Any]) -> None:
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
     result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
     result["clan_members"] = CLAN_MEMBERS
     with redis_private("redis") as (_, client):
@@ -91,7 +92,7 @@ def measure(options: Any, result: Result) -> None:
     result["bytes_per_player_per_dimension"] = round((extra[0] - extra[1]) / (DIMENSIONS + 1), 1)
 
 
-def report(result: Result) -> str:
+def report(result: dict[str, Any]) -> str:
     rows = [
         ("no dimensions, no clans" if not f["dimensions"] else
          f"{f['dimensions']} dimensions and a clan", f"{f['redis_cpu_us_first_write']:.2f}",
@@ -108,10 +109,8 @@ def report(result: Result) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    least = {"members": BATCH}
-    return side_main(
-        "segments", __doc__, OPTIONS, argv, least=least, measure=measure, report=report
-    )
+    check = at_least(members=BATCH)
+    return program_main("segments", __doc__, OPTIONS, argv, check, measure, report)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,12 @@ from scripts.redis_cluster import LocalRedisCluster
 from seasons.scoring import composite_score
 
 from . import core
-from .core import BenchError, latency_summary, percentile, say
+from .core import BenchError, at_least, latency_summary, percentile, program_main, say
+from .engines import COMMAND_TIMEOUT_SECONDS, redis_facts, set_memory
 from .environment import django_setup, settings_env
 from .machine import Window, python_probe_ms
-from .scores import MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
-from .side import COMMAND_TIMEOUT_SECONDS, Result, redis_facts, set_memory, side_main
+from .openloop import SendLag, slots
+from .scores import ID_BYTES, MAX_LOADED_POINTS, SEASON_SECONDS, player_id, standings
 
 KEY_PREFIX = "bench:shards:"
 OPERATIONS = {"rank": "Rank (competition)", "top100": "Top 100", "ingest": "Ingest, batches of 100"}
@@ -38,8 +39,6 @@ TRIPS = "round trips in sequence / requests to nodes (COMMAND GETKEYS among them
 WARMUP_CALLS = 20
 STARTUP_SECONDS = 120.0
 START_DELAY_SECONDS = 3.0
-# An open-loop call sent this long after its slot counts as late (the client fell behind).
-LATE_SECONDS = 0.05
 # This machine is shared: a phase starts once the other processes have used at most QUIET_CORES
 # over QUIET_WINDOW_SECONDS, and runs again when they took more during it.
 QUIET_CORES = 0.25
@@ -129,27 +128,26 @@ def client_run(load: Load) -> dict[str, Any]:
     call = operation_call(load.operation, load.layout, load.players, rng)
     for _ in range(WARMUP_CALLS):
         call()
-    start = time.perf_counter() + (load.start_at - time.time())
-    end, ready_early = start + load.seconds, start - time.perf_counter()
+    start = time.monotonic() + (load.start_at - time.time())
+    end, ready_early = start + load.seconds, start - time.monotonic()
     latencies: list[float] = []
-    late = unsent = 0
+    lag, unsent = SendLag(), 0
     if load.rate is None:
-        time.sleep(max(0.0, start - time.perf_counter()))
-        while (began := time.perf_counter()) < end:
+        time.sleep(max(0.0, start - time.monotonic()))
+        while (began := time.monotonic()) < end:
             call()
-            latencies.append((time.perf_counter() - began) * 1000)
+            latencies.append((time.monotonic() - began) * 1000)
     else:
-        due = start + load.offset
-        while due < end:
-            if (now := time.perf_counter()) >= end:
-                unsent += 1
-            else:
-                time.sleep(max(0.0, due - now))
-                late += time.perf_counter() - due > LATE_SECONDS
-                call()
-                latencies.append((time.perf_counter() - due) * 1000)
-            due += 1 / load.rate
-    return {"latencies_ms": latencies, "late": late, "unsent": unsent, "ready_early": ready_early}
+        for slot in (schedule := slots(start + load.offset, 1 / load.rate, end)):
+            if time.monotonic() >= end:
+                unsent = 1 + sum(1 for _ in schedule)
+                break
+            time.sleep(max(0.0, slot - time.monotonic()))
+            lag.sent(slot)
+            call()
+            latencies.append((time.monotonic() - slot) * 1000)
+    figures = {"latencies_ms": latencies, "late": lag.late, "unsent": unsent}
+    return figures | {"ready_early": ready_early}
 
 
 @dataclass
@@ -171,7 +169,9 @@ class Clients:
         rounded = {k: round(v, 3) for k, v in parts.items()}
         return rounded | {"machine_busy": cpu["machine_busy"], "by_part": cpu}
 
-    def phase(self, operation: str, layout: Layout, seconds: float, rate: float | None) -> Result:
+    def phase(
+        self, operation: str, layout: Layout, seconds: float, rate: float | None
+    ) -> dict[str, Any]:
         """The phase once the machine is quiet (waiting at most --quiet-seconds); again while the
         others took more than QUIET_CORES during it, --attempts times at most, keeping the
         attempt they disturbed least (by their CPU, never by the figures)."""
@@ -192,7 +192,7 @@ class Clients:
 
     def phase_once(
         self, operation: str, layout: Layout, seconds: float, rate: float | None
-    ) -> Result:
+    ) -> dict[str, Any]:
         start_at, count = time.time() + START_DELAY_SECONDS, self.processes
         load = Load(operation, layout, self.options.players, self.options.seed, start_at, seconds)
         loads = [load] * count
@@ -221,7 +221,9 @@ class Clients:
         return figures
 
 
-def round_trips(cluster: LocalRedisCluster, run: Callable[[int], None], calls: int) -> Result:
+def round_trips(
+    cluster: LocalRedisCluster, run: Callable[[int], None], calls: int
+) -> dict[str, Any]:
     """Requests, commands and COMMAND GETKEYS each node received a call, by its own counters,
     over `calls` calls one at a time (`run(count)` makes them). Round trips in sequence = the most
     step requests a node got + GETKEYS. Each node's INFO, on a connection opened before, counts
@@ -328,10 +330,12 @@ def placement(cluster: LocalRedisCluster, layout: Layout) -> dict[str, Any]:
     return {"sets": sets, "players_by_node": by_node, "memory_usage_bytes_per_player": per_player}
 
 
-def on_cluster(cluster: LocalRedisCluster, clients: Clients, options: Any, result: Result) -> None:
+def on_cluster(
+    cluster: LocalRedisCluster, clients: Clients, options: Any, result: dict[str, Any]
+) -> None:
     with cluster.node(cluster.ports[0]) as node:
         engine, version, allocator = redis_facts(node)
-    nodes = enumerate(zip(cluster.ports, cluster.processes, strict=True), 1)
+    nodes = enumerate(zip(cluster.ports, cluster.servers, strict=True), 1)
     result |= {
         "engine": {"engine": engine, "version": version, "mem_allocator": allocator},
         "nodes": [{"node": i, "port": port, "pid": node.pid} for i, (port, node) in nodes],
@@ -375,7 +379,7 @@ def on_cluster(cluster: LocalRedisCluster, clients: Clients, options: Any, resul
         result["operations"][operation] = {"layouts": layouts, "fixed_rate": rate}
 
 
-def other_cores(result: Result) -> dict[str, float]:
+def other_cores(result: dict[str, Any]) -> dict[str, float]:
     """What the rest of the machine used during the timed phases kept, in cores, and how many
     phases it disturbed (above QUIET_CORES) or had to be run again for."""
     phases = [
@@ -402,7 +406,7 @@ def _trips(t: dict[str, Any]) -> str:
     return f"{t['round_trips']:g} / {t['node_requests']:g} ({t['getkeys']:g}) / {t['commands']:g}"
 
 
-def report(result: Result) -> str:
+def report(result: dict[str, Any]) -> str:
     one, sharded = names = [layout.name for layout in LAYOUTS]
     rows: list[tuple[str, ...]] = []
     others: list[list[str]] = [[], []]
@@ -480,9 +484,10 @@ def machine_now(when: str) -> dict[str, Any]:
     return {f"python_probe_ms_{when}": python_probe_ms(), f"load_average_{when}": load}
 
 
-def measure(options: Any, result: Result) -> None:
+def measure(options: Any, result: dict[str, Any]) -> None:
     """The cluster started, Django pointed at it and the client processes started, then both
     layouts measured on it; the cluster stopped however that ends."""
+    result |= {"players": options.players, "id_bytes": ID_BYTES, "seed": options.seed}
     machine, cluster = machine_now("start"), LocalRedisCluster()
     try:
         say(f"starting a Redis Cluster of 3 primaries on {cluster.ports}", "shards")
@@ -502,7 +507,7 @@ def measure(options: Any, result: Result) -> None:
             pids = {future.result(timeout=STARTUP_SECONDS) for future in futures}
             if len(pids) != count:
                 raise BenchError(f"{len(pids)} client processes started, not {count}")
-            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.processes, start=1)}
+            groups = {f"node {i}": node.pid for i, node in enumerate(cluster.servers, start=1)}
             clients = Clients(pool, count, groups | {"clients": os.getpid()}, options)
             on_cluster(cluster, clients, options, result)
     finally:
@@ -511,8 +516,8 @@ def measure(options: Any, result: Result) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    least = {"players": TOP, "processes": 1, "attempts": 1}
-    return side_main("shards", __doc__, OPTIONS, argv, least=least, measure=measure, report=report)
+    check = at_least(players=TOP, processes=1, attempts=1)
+    return program_main("shards", __doc__, OPTIONS, argv, check, measure, report)
 
 
 if __name__ == "__main__":

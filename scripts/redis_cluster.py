@@ -1,6 +1,6 @@
 """A real local Redis Cluster: three primaries of the engine REDIS_ENGINE names on free loopback
-ports, nothing on disk, started and stopped by whoever runs it (the tests' fixture, the benchmark),
-every wait bounded."""
+ports (each a private Redis of scripts/processes.py), nothing on disk, started and stopped by
+whoever runs it (the tests' fixture, the benchmark), every wait bounded."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis
 
-from scripts.processes import Process, ServiceError, engine_server, free_ports, wait_until
+from scripts.processes import RedisServer, ServiceError, free_ports, wait_until
 
 SLOTS = 16384
 
@@ -23,9 +23,20 @@ class LocalRedisCluster:
         # Bus ports of their own: port + 10000 may lie past 65535.
         ports = free_ports(2 * primaries)
         self.ports, self.bus_ports = ports[:primaries], ports[primaries:]
-        self.processes: list[Process] = []
-        # More server options for every node (cluster-node-timeout, say).
-        self.node_options = list(node_options)
+        self.servers = [
+            RedisServer(
+                self.directory,
+                f"redis-{port}",
+                port=port,
+                options=[
+                    *("--cluster-enabled", "yes", "--cluster-port", str(bus_port)),
+                    *("--cluster-config-file", str(self.directory / f"nodes-{port}.conf")),
+                    # More server options for every node (cluster-node-timeout, say).
+                    *node_options,
+                ],
+            )
+            for port, bus_port in zip(self.ports, self.bus_ports, strict=True)
+        ]
 
     @property
     def url(self) -> str:
@@ -36,37 +47,8 @@ class LocalRedisCluster:
         return redis.Redis(port=port, decode_responses=True, socket_timeout=5)
 
     def start(self, timeout: float = 30.0) -> LocalRedisCluster:
-        server = engine_server()
-        for port, bus_port in zip(self.ports, self.bus_ports, strict=True):
-            self.processes.append(
-                Process(
-                    [
-                        server,
-                        "--port",
-                        str(port),
-                        "--bind",
-                        "127.0.0.1",
-                        "--cluster-port",
-                        str(bus_port),
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        str(self.directory / f"nodes-{port}.conf"),
-                        "--dir",
-                        str(self.directory),
-                        "--save",
-                        "",
-                        "--appendonly",
-                        "no",
-                        "--daemonize",
-                        "no",
-                        *self.node_options,
-                    ],
-                    log=self.directory / f"redis-{port}.log",
-                ).start()
-            )
-        for port in self.ports:
-            wait_until(lambda port=port: self._pings(port), timeout=timeout, what=f"node {port}")
+        for server in self.servers:
+            server.start(timeout)
         self._create()
         # Still `fail` until every node has heard of every slot's owner, a second or two.
         wait_until(self._ok, timeout=timeout, what="cluster_state:ok on every node")
@@ -84,13 +66,6 @@ class LocalRedisCluster:
             for port, bus_port in zip(self.ports[1:], self.bus_ports[1:], strict=True):
                 seed.cluster("meet", "127.0.0.1", port, bus_port)
 
-    def _pings(self, port: int) -> bool:
-        try:
-            with self.node(port) as node:
-                return bool(node.ping())
-        except redis.RedisError:
-            return False
-
     def _ok(self) -> bool:
         for port in self.ports:
             with self.node(port) as node:
@@ -106,24 +81,22 @@ class LocalRedisCluster:
                 held[port] = set(node.scan_iter(match=pattern, count=1000))
         return held
 
-    def _process(self, port: int) -> Process:
-        return self.processes[self.ports.index(port)]
+    def _server(self, port: int) -> RedisServer:
+        return self.servers[self.ports.index(port)]
 
     def kill_node(self, port: int) -> None:
         """Kill one node as a crash would: its data is gone, its nodes.conf stays."""
-        self._process(port).kill()
+        self._server(port).kill()
 
     def restart_empty(self, port: int, timeout: float = 30.0) -> None:
         """Start a killed node again, on its ports and with its nodes.conf: it rejoins holding
         its slots, but with no data (the nodes keep nothing on disk)."""
-        killed = self._process(port)
-        if killed.running():
+        killed = self._server(port)
+        if killed.process.running():
             raise ServiceError(f"node {port} is still running")
-        restarted = Process(killed.args, log=killed.log.with_suffix(".restarted.log")).start()
-        self.processes[self.ports.index(port)] = restarted
-        wait_until(lambda: self._pings(port), timeout=timeout, what=f"node {port} restarted")
+        killed.start(timeout)
 
     def stop(self) -> None:
-        for process in self.processes:
-            process.stop(timeout=5)
+        for server in self.servers:
+            server.stop()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -17,10 +17,7 @@ def database_url(stack: str) -> str:
     user = quote(db.get("USER") or "postgres")
     password = f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else ""
     host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
-    return (
-        f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
-        f"?application_name={quote(stack)}"
-    )
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}?application_name={quote(stack)}"
 
 
 def stack_sessions(stack: str) -> int:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.processes import proc_stat
-from scripts.processes import ServiceError, valkey_server
+from scripts.processes import ServiceError, proc_stat, valkey_server
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = 20_000

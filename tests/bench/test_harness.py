@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bench.h2load import CONNECTIONS_PER_LOADER
+from bench.loaders import CONNECTIONS_PER_LOADER
 from scripts.devservices import pg_bindir, pg_cluster_stop
 
 ROOT = Path(__file__).resolve().parents[2]

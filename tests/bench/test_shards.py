@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.processes import proc_stat
+from scripts.processes import proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = 3_000

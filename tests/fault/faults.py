@@ -95,8 +95,8 @@ def targets(deployment: Deployment, cluster: LocalRedisCluster | None) -> list[T
                     f"node-{port}",
                     lambda port=port: cluster.kill_node(port),
                     lambda port=port: cluster.restart_empty(port),
-                    lambda index=index: cluster.processes[index].running(),
-                    lambda index=index: cluster.processes[index].log,
+                    lambda index=index: cluster.servers[index].process.running(),
+                    lambda index=index: cluster.servers[index].process.log,
                 )
             )
 

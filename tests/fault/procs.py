@@ -1,6 +1,7 @@
-"""The real processes the fault tests start and break: Redis, PostgreSQL, the web server and
-the Celery worker. Each runs in its own process group, every wait has a deadline, and stopping
-is always safe to call again, so fixtures can clean up whatever state a test left behind."""
+"""The real processes the fault tests start and break: Redis, the web server and the Celery
+worker (scripts/processes.py starts them, as it does for the benchmark), PostgreSQL and Celery
+beat. Each runs in its own process group, every wait has a deadline, and stopping is always safe
+to call again, so fixtures can clean up whatever state a test left behind."""
 
 from __future__ import annotations
 
@@ -15,12 +16,22 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-import httpx
 import psycopg
-import redis
 
 from scripts.devservices import as_postgres, pg_bindir
-from scripts.processes import Process, Timeout, engine_server, free_port, tail, wait_until
+from scripts.processes import (
+    BIN,
+    CeleryWorker,
+    Process,
+    RedisServer,
+    Server,
+    Timeout,
+    WebServer,
+    engine_server,
+    free_port,
+    tail,
+    wait_until,
+)
 
 __all__ = [
     "CeleryBeat",
@@ -41,94 +52,9 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / ".venv" / "bin"
 PYTHON = BIN / "python"
 # The newest installed PostgreSQL, as scripts/devservices.py finds it for `make test`.
 PG_BIN = pg_bindir() or Path("/usr/lib/postgresql/15/bin")
-
-
-class RedisServer:
-    """A private server of the engine under test that keeps nothing on disk, so a restart comes
-    back empty; or, `persistent`, one that writes every command to its append-only file before
-    answering (a broker configured to keep its queues), so a restart keeps everything. With
-    `replica_of`, a replica of that server."""
-
-    def __init__(
-        self,
-        directory: Path,
-        name: str = "redis",
-        *,
-        persistent: bool = False,
-        replica_of: RedisServer | None = None,
-    ) -> None:
-        self.directory = directory
-        self.name = name
-        self.port = free_port()
-        self.process: Process | None = None
-        self.starts = 0
-        self.persistent = persistent
-        self.replica_of = replica_of
-
-    def url(self, db: int = 0) -> str:
-        return f"redis://127.0.0.1:{self.port}/{db}"
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(
-            host="127.0.0.1",
-            port=self.port,
-            decode_responses=True,
-            socket_timeout=5,
-            socket_connect_timeout=2,
-        )
-
-    def start(self, timeout: float = 10.0) -> None:
-        self.starts += 1
-        data = self.directory
-        keeping: list[str] = ["--appendonly", "no"]
-        if self.persistent:
-            data = self.directory / f"{self.name}-data"
-            data.mkdir(exist_ok=True)
-            keeping = ["--appendonly", "yes", "--appendfsync", "always"]
-        if self.replica_of is not None:
-            keeping += ["--replicaof", "127.0.0.1", str(self.replica_of.port)]
-        # A replica stores what it receives in its RDB file: a file per server, and a primary
-        # that sends its data without one, so a restarted primary still comes back empty.
-        keeping += ["--dbfilename", f"{self.name}.rdb", "--repl-diskless-sync", "yes"]
-        self.process = Process(
-            [
-                engine_server(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                *keeping,
-                "--dir",
-                str(data),
-            ],
-            log=self.directory / f"{self.name}-{self.starts}.log",
-        ).start()
-        wait_until(self.answers, timeout=timeout, what=f"{self.name} answering on {self.port}")
-
-    def answers(self) -> bool:
-        """Whether this server, not another one that took the port meanwhile, answers."""
-        assert self.process is not None
-        if not self.process.running():
-            raise AssertionError(f"{self.name} exited:\n{self.process.output()}")
-        try:
-            with self.client() as r:
-                return r.info("server")["process_id"] == self.process.pid
-        except redis.RedisError:
-            return False
-
-    def kill(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.stop()
 
 
 class RabbitVhost:
@@ -321,147 +247,23 @@ def manage(*args: str, env: Mapping[str, str], timeout: float = 90.0) -> str:
     return done.stdout
 
 
-class WebServer:
-    """uvicorn serving the ASGI app, ready once /healthz answers."""
-
-    def __init__(self, *, env: Mapping[str, str], log: Path) -> None:
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.process = Process(
-            [
-                str(BIN / "uvicorn"),
-                "server.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--lifespan",
-                "off",
-                "--no-access-log",
-            ],
-            log=log,
-            env=env,
-        )
-
-    def start(self, timeout: float = 30.0) -> WebServer:
-        self.process.start()
-        wait_until(self._ready, timeout=timeout, what=f"web server on {self.port} ready")
-        return self
-
-    def _ready(self) -> bool:
-        if not self.process.running():
-            raise AssertionError(f"the web server exited:\n{self.process.output()}")
-        try:
-            return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def stop(self) -> None:
-        self.process.stop()
-
-
-class CeleryWorker:
-    """A Celery worker (prefork pool) on the private broker, ready once it logs so."""
-
-    def __init__(
-        self,
-        *,
-        env: Mapping[str, str],
-        log: Path,
-        queues: str | None = None,
-        concurrency: int = 2,
-    ) -> None:
-        self.log = log
-        self.name = f"fault-{uuid.uuid4().hex[:8]}@%h"
-        self.process = Process(
-            [
-                str(BIN / "celery"),
-                "-A",
-                "config",
-                "worker",
-                "--concurrency",
-                str(concurrency),
-                "--loglevel",
-                "INFO",
-                "-n",
-                self.name,
-                # Nothing else shares this broker: skip the start-up handshake with other nodes.
-                "--without-mingle",
-                "--without-gossip",
-                # The default queue unless told otherwise (the Procfile's `jobs` worker: "jobs").
-                *(["--queues", queues] if queues else []),
-            ],
-            log=log,
-            env=env,
-        )
-
-    def start(self, timeout: float = 40.0) -> CeleryWorker:
-        self.process.start()
-        wait_until(self._ready, timeout=timeout, what=f"Celery worker ready ({self.log})")
-        return self
-
-    def _ready(self) -> bool:
-        if not self.process.running():
-            raise AssertionError(f"the Celery worker exited:\n{self.process.output()}")
-        return " ready." in self.log.read_text(errors="replace")
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def stop(self) -> None:
-        # A warm shutdown waits for a broker that may be down: give it little time.
-        self.process.stop(timeout=2)
-
-    def tasks(self) -> tuple[set[str], set[str]]:
-        """Ids of the tasks this worker received and of those it finished (either way)."""
-        received: set[str] = set()
-        finished: set[str] = set()
-        for line in self.log.read_text(errors="replace").splitlines():
-            if "Task " not in line or "[" not in line:
-                continue
-            task_id = line.split("[", 2)[-1].split("]", 1)[0]
-            if line.rstrip().endswith(" received"):
-                received.add(task_id)
-            elif " succeeded in " in line or " raised unexpected" in line or " retry:" in line:
-                finished.add(task_id)
-        return received, finished
-
-
-class CeleryBeat:
+class CeleryBeat(Server):
     """Celery beat with the database scheduler, as the Procfile's `beat` runs it: the periodic
     tasks the deployment's database holds (leaderboards/schedules.py), at their intervals, started
     once the database answers and again whenever it exits (django-celery-beat's scheduler exits
     when PostgreSQL goes away while it reloads the schedule)."""
 
+    name = "Celery beat"
+    stop_seconds = 2.0
+
     def __init__(self, *, env: Mapping[str, str], log: Path) -> None:
         self.log = log
-        self.process = Process(
-            [
-                "sh",
-                "-c",
-                f"while :; do {PYTHON} manage.py wait_for_database && {BIN / 'celery'} -A config"
-                " beat --loglevel INFO --scheduler django_celery_beat.schedulers:DatabaseScheduler;"
-                " sleep 1; done",
-            ],
-            log=log,
-            env=env,
+        loop = (
+            f"while :; do {PYTHON} manage.py wait_for_database && {BIN / 'celery'} -A config"
+            " beat --loglevel INFO --scheduler django_celery_beat.schedulers:DatabaseScheduler;"
+            " sleep 1; done"
         )
+        super().__init__(["sh", "-c", loop], log=log, env=env)
 
-    def start(self, timeout: float = 40.0) -> CeleryBeat:
-        self.process.start()
-        wait_until(self._ready, timeout=timeout, what=f"Celery beat started ({self.log})")
-        return self
-
-    def _ready(self) -> bool:
-        if not self.process.running():
-            raise AssertionError(f"Celery beat exited:\n{self.process.output()}")
+    def ready(self) -> bool:
         return "beat: Starting..." in self.log.read_text(errors="replace")
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def stop(self) -> None:
-        self.process.stop(timeout=2)

@@ -34,10 +34,10 @@ from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
 from tests.served_database import database_url, stack_sessions
 
+from . import data
+
 # The name its processes' database sessions carry (tests/served_database.py).
 STACK = "pages-site"
-
-from . import data
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
