@@ -19,12 +19,20 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 from websockets.asyncio.client import connect
 
-from scripts.processes import CeleryWorker, RedisServer, WebServer, group_pids, wait_until
+from scripts.processes import (
+    CeleryWorker,
+    RedisServer,
+    WebServer,
+    free_port,
+    group_pids,
+    wait_until,
+)
 
 from . import core, environment
 from .core import BenchError, latency_summary
@@ -98,6 +106,57 @@ def django_prepare(variables: dict[str, str], *, run_seconds: float) -> tuple[in
         )
     _, key = GameServer.objects.create_key(name=f"bench-ws-{uuid.uuid4().hex[:8]}")
     return season.pk, {"board": season.board.slug, "season": season.slug, "api_key": key}
+
+
+class WebhookReceiver(ThreadingHTTPServer):
+    """A game backend that takes every event (200), counting them; the run also registers one
+    that is down (nothing listens at its port), as a deployment has its dead endpoints."""
+
+    def __init__(self) -> None:
+        self.received = Counter()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                receiver.received[json.loads(body)["type"]] += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", free_port()), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def endpoints_register(self) -> None:
+        from webhooks.models import WebhookEndpoint
+
+        WebhookEndpoint.objects.all().delete()
+        for url in (
+            f"http://127.0.0.1:{self.server_port}/up",
+            f"http://127.0.0.1:{free_port()}/down",
+        ):
+            WebhookEndpoint.objects.create(url=url, secret=uuid.uuid4().hex, timeout_seconds=2)
+
+    def figures(self) -> dict[str, Any]:
+        """What the webhooks were told in the run: events by type, and the deliveries' fate."""
+        from django.db.models import Count
+
+        from webhooks.models import WebhookDelivery, WebhookEvent
+
+        events = WebhookEvent.objects.values_list("type").annotate(Count("pk"))
+        deliveries = WebhookDelivery.objects.values_list("endpoint__url", "status")
+        return {
+            "endpoints": 2,
+            "events_by_type": dict(events),
+            "deliveries": {
+                f"{'up' if url.endswith('/up') else 'down'} {status}": count
+                for (url, status), count in Counter(deliveries).items()
+            },
+            "received_by_type": dict(self.received),
+        }
 
 
 def results_received(match_prefix: str, since: datetime, until: datetime) -> dict[str, Any]:
@@ -477,16 +536,23 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             THROTTLE_PUBLIC_RATE="",
             THROTTLE_GAME_SERVER_RATE="",
             LIVE_SOCKETS_PER_ADDRESS="0",
+            # The webhooks' receivers listen on 127.0.0.1 (WebhookReceiver).
+            WEBHOOK_ALLOW_PRIVATE_URLS="1",
         )
         # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
+        receiver = WebhookReceiver()
+        receiver.endpoints_register()
         env = environment.server_env(variables)
         worker = CeleryWorker(
             env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
         )
+        webhooks = CeleryWorker(
+            env=env, log=logs / "webhooks-worker.log", queues="webhooks", concurrency=1
+        )
         web = WebServer(env=env, log=logs / "web.log", workers=WEB_WORKERS)
-        with worker.start(), web.start():
+        with worker.start(), webhooks.start(), web.start():
             say(f"filling the board with {options.board_players} players")
             run = PushRun(options, web, worker, season_id, posting)
             players = board_fill(run.target, options, random.Random(options.seed))
@@ -499,6 +565,8 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             )
             say(f"opening {options.sockets} sockets")
             figures = asyncio.run(run.measure(players))
+            figures["webhooks"] = receiver.figures()
+        receiver.shutdown()
     result |= {
         # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
@@ -523,6 +591,12 @@ def report(result: dict[str, Any]) -> str:
             f"under {TARGET_P99_MS:,.0f} ms, none lost: {verdict} at {sockets} sockets"
         )
     lines.append(f"{result['web_memory_per_socket_kib']:.1f} KiB per socket")
+    if hooks := result.get("webhooks"):
+        told = ", ".join(f"{kind} {count}" for kind, count in hooks["events_by_type"].items())
+        fate = ", ".join(f"{kind} {count}" for kind, count in sorted(hooks["deliveries"].items()))
+        lines.append(
+            f"webhooks (2 endpoints, one down): events {told or 'none'}; deliveries {fate}"
+        )
     return "\n".join(f"[ws_push] {line}" for line in lines)
 
 
