@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.core.cache import cache
 
 from . import delivery, history
 
@@ -17,9 +18,20 @@ logger = logging.getLogger(__name__)
 DELIVERY_TIME_LIMIT_SECONDS = 5 * 60
 
 
+# A run queued for an endpoint and not started yet answers every later hint for it: busy
+# writers (a mirror telling threshold crossings many times a second) queue one run at a time per
+# endpoint, not one per commit. The run forgets the mark as it starts, before it reads what is
+# due, so a delivery committed after that gets a run of its own. A run lost with the broker
+# leaves its mark for QUEUED_SECONDS at most; the sweep delivers meanwhile.
+QUEUED_KEY = "webhooks:run-queued:{}"
+QUEUED_SECONDS = 30
+
+
 @shared_task(acks_late=True, time_limit=DELIVERY_TIME_LIMIT_SECONDS)
 def deliver_webhooks(endpoint_ids: list[int] | None = None) -> int:
     """The deliveries due now, of these endpoints or (the periodic sweep) of every endpoint."""
+    if endpoint_ids:
+        cache.delete_many([QUEUED_KEY.format(pk) for pk in endpoint_ids])
     return delivery.deliveries_send_due(endpoint_ids=endpoint_ids)
 
 
@@ -32,9 +44,16 @@ def prune_webhook_history() -> int:
 def deliveries_queue(*, endpoint_ids: list[int]) -> None:
     """After a commit that made deliveries: start them now rather than at the next sweep. The
     change is committed already, so the broker away only delays them until the sweep."""
+    # add() is False only for a mark that is there: Redis away (None) queues all the same.
+    fresh = [
+        pk
+        for pk in endpoint_ids
+        if cache.add(QUEUED_KEY.format(pk), 1, QUEUED_SECONDS) is not False
+    ]
+    if not fresh:
+        return
     try:
-        deliver_webhooks.apply_async((endpoint_ids,), retry=False)
+        deliver_webhooks.apply_async((fresh,), retry=False)
     except Exception:
-        logger.warning(
-            "could not queue webhooks to %s; the sweep sends them", endpoint_ids, exc_info=True
-        )
+        cache.delete_many([QUEUED_KEY.format(pk) for pk in fresh])
+        logger.warning("could not queue webhooks to %s; the sweep sends them", fresh, exc_info=True)

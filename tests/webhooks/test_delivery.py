@@ -9,10 +9,12 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from tests.factories import BoardFactory, WebhookEndpointFactory
+from webhooks import tasks
 from webhooks.delivery import deliveries_claim, deliveries_send_due, retry_ceiling
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_event_emit
@@ -332,3 +334,26 @@ def test_an_inactive_endpoint_gets_no_new_deliveries(
     assert emitted is None
     assert not WebhookDelivery.objects.exists()
     assert receiver.received == []
+
+
+def test_hints_while_a_run_is_queued_queue_no_other_until_it_starts(monkeypatch, db):
+    # given: the broker takes the run but no worker has started it yet
+    queued: list[list[int]] = []
+    monkeypatch.setattr(
+        tasks.deliver_webhooks, "apply_async", lambda args, **_: queued.append(args[0])
+    )
+    first, second = WebhookEndpointFactory(), WebhookEndpointFactory()
+    try:
+        # when: commits keep hinting
+        tasks.deliveries_queue(endpoint_ids=[first.pk])
+        tasks.deliveries_queue(endpoint_ids=[first.pk])
+        tasks.deliveries_queue(endpoint_ids=[first.pk, second.pk])
+        # then: one run per endpoint waits
+        assert queued == [[first.pk], [second.pk]]
+
+        # and: once a run starts, the next commit's hint queues another
+        tasks.deliver_webhooks.run([first.pk])
+        tasks.deliveries_queue(endpoint_ids=[first.pk, second.pk])
+        assert queued == [[first.pk], [second.pk], [first.pk]]
+    finally:
+        cache.delete_many([tasks.QUEUED_KEY.format(e.pk) for e in (first, second)])
