@@ -63,6 +63,7 @@ OPTIONS = (
     ("--rate", 20.0, "probe results posted a second, each phase"),
     ("--seconds", 20.0, "idle phase: how long"),
     ("--load-seconds", 60.0, "load phase: how long (0: no load phase)"),
+    ("--no-webhooks", False, "register no webhook endpoint (the events' cost is the difference)"),
 )
 say = functools.partial(core.say, program="ws_push")
 
@@ -130,13 +131,18 @@ class WebhookReceiver(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", free_port()), Handler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
-    def endpoints_register(self) -> None:
-        from webhooks.models import WebhookEndpoint
+    def endpoints_register(self, *, none: bool) -> None:
+        from webhooks.models import WebhookEndpoint, WebhookEvent
 
         WebhookEndpoint.objects.all().delete()
+        WebhookEvent.objects.all().delete()  # an earlier run's
         for url in (
-            f"http://127.0.0.1:{self.server_port}/up",
-            f"http://127.0.0.1:{free_port()}/down",
+            ()
+            if none
+            else (
+                f"http://127.0.0.1:{self.server_port}/up",
+                f"http://127.0.0.1:{free_port()}/down",
+            )
         ):
             WebhookEndpoint.objects.create(url=url, secret=uuid.uuid4().hex, timeout_seconds=2)
 
@@ -144,12 +150,12 @@ class WebhookReceiver(ThreadingHTTPServer):
         """What the webhooks were told in the run: events by type, and the deliveries' fate."""
         from django.db.models import Count
 
-        from webhooks.models import WebhookDelivery, WebhookEvent
+        from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
         events = WebhookEvent.objects.values_list("type").annotate(Count("pk"))
         deliveries = WebhookDelivery.objects.values_list("endpoint__url", "status")
         return {
-            "endpoints": 2,
+            "endpoints": WebhookEndpoint.objects.count(),
             "events_by_type": dict(events),
             "deliveries": {
                 f"{'up' if url.endswith('/up') else 'down'} {status}": count
@@ -543,7 +549,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
         receiver = WebhookReceiver()
-        receiver.endpoints_register()
+        receiver.endpoints_register(none=options.no_webhooks)
         env = environment.server_env(variables)
         worker = CeleryWorker(
             env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
@@ -595,7 +601,8 @@ def report(result: dict[str, Any]) -> str:
         told = ", ".join(f"{kind} {count}" for kind, count in hooks["events_by_type"].items())
         fate = ", ".join(f"{kind} {count}" for kind, count in sorted(hooks["deliveries"].items()))
         lines.append(
-            f"webhooks (2 endpoints, one down): events {told or 'none'}; deliveries {fate}"
+            f"webhooks ({hooks['endpoints']} endpoints, one of 2 down): events {told or 'none'}; "
+            f"deliveries {fate or 'none'}"
         )
     return "\n".join(f"[ws_push] {line}" for line in lines)
 
