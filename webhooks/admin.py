@@ -86,11 +86,21 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "timeout_seconds",
         "concurrency",
         "secret_shown",
+        "health",
         "created_at",
     )
     list_filter = ("active",)
     filter_horizontal = ("boards",)
     actions = ["send_test_ping"]
+
+    @admin.display(description="Health")
+    def health(self, endpoint: WebhookEndpoint) -> str:
+        if not endpoint.failing_attempts:
+            return "answering"
+        if endpoint.paused_until is None:
+            return f"{endpoint.failing_attempts} failed in a row"
+        until = f"{endpoint.paused_until:%Y-%m-%d %H:%M:%S} UTC"
+        return f"{endpoint.failing_attempts} failed in a row; paused until {until}"
 
     @admin.display(description="Event types")
     def types(self, endpoint: WebhookEndpoint) -> str:

@@ -44,6 +44,10 @@ CLAIM_MARGIN_SECONDS = 30
 CLAIMING_SECONDS = 60
 # What is kept of an endpoint's answer and of an error, for the admin.
 KEPT_CHARACTERS = 1000
+# After this many failed attempts in a row an endpoint is paused as a whole, for the retries'
+# backoff counted from there: a dead endpoint costs one attempt a pause, not one per delivery
+# owed to it. Then one delivery at a time is tried until one passes, and all resume.
+PAUSE_AFTER_FAILURES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,9 @@ class Claim:
 
     delivery_id: int
     attempt: int
+    endpoint_id: int
+    # The endpoint's failed attempts in a row when it was claimed.
+    endpoint_failures: int
     url: str
     secret: str
     timeout: int
@@ -106,7 +113,9 @@ def deliveries_claim(
         return []
     with transaction.atomic():
         owed = WebhookDelivery.objects.filter(_due(due_by), endpoint_id=OuterRef("pk"))
-        endpoints = WebhookEndpoint.objects.filter(Exists(owed), active=True)
+        endpoints = WebhookEndpoint.objects.filter(Exists(owed), active=True).filter(
+            Q(paused_until__isnull=True) | Q(paused_until__lte=now)
+        )
         if endpoint_ids is not None:
             endpoints = endpoints.filter(pk__in=endpoint_ids)
         # NO KEY UPDATE: claims for one endpoint take turns, while a change inserting its
@@ -117,7 +126,9 @@ def deliveries_claim(
             in_flight = WebhookDelivery.objects.filter(
                 endpoint=endpoint, status=DeliveryStatus.DELIVERING, locked_until__gt=now
             ).count()
-            room = min(endpoint.concurrency - in_flight, limit)
+            # A failing endpoint is tried one delivery at a time, until one passes.
+            failing = endpoint.failing_attempts >= PAUSE_AFTER_FAILURES
+            room = min((1 if failing else endpoint.concurrency) - in_flight, limit)
             if room > 0:
                 candidates[endpoint] = list(
                     WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
@@ -140,6 +151,8 @@ def deliveries_claim(
                 Claim(
                     delivery_id=delivery.pk,
                     attempt=delivery.attempts + 1,
+                    endpoint_id=endpoint.pk,
+                    endpoint_failures=endpoint.failing_attempts,
                     url=endpoint.url,
                     secret=endpoint.secret,
                     timeout=endpoint.timeout_seconds,
@@ -162,6 +175,7 @@ def delivery_record(*, claim: Claim, outcome: Outcome, now: datetime) -> None:
         "locked_until": None,
     }
     with transaction.atomic():
+        _endpoint_record(claim=claim, delivered=outcome.delivered, now=now)
         delivery = WebhookDelivery.objects.select_for_update().filter(pk=claim.delivery_id).first()
         if delivery is None:  # its endpoint was deleted meanwhile
             return
@@ -187,6 +201,33 @@ def delivery_record(*, claim: Claim, outcome: Outcome, now: datetime) -> None:
         )
 
 
+def _endpoint_record(*, claim: Claim, delivered: bool, now: datetime) -> None:
+    """An answer resumes a paused endpoint; a failure counts, and the PAUSE_AFTER_FAILURES-th
+    in a row and every later one pause it for the retries' backoff from there."""
+    endpoint = WebhookEndpoint.objects.filter(pk=claim.endpoint_id)
+    if delivered:
+        endpoint.filter(failing_attempts__gt=0).update(failing_attempts=0, paused_until=None)
+        return
+    failures = claim.endpoint_failures + 1
+    paused_until = None
+    if failures >= PAUSE_AFTER_FAILURES:
+        delay = retry_delay(failures - PAUSE_AFTER_FAILURES + 1)
+        paused_until = now + timedelta(seconds=delay)
+    endpoint.update(failing_attempts=F("failing_attempts") + 1, paused_until=paused_until)
+
+
+def deliveries_give_up_paused(*, now: datetime) -> int:
+    """Deliveries owed to a paused endpoint past their give-up time are given up without an
+    attempt (a paused endpoint tries one delivery a pause); returns how many."""
+    paused = WebhookEndpoint.objects.filter(paused_until__gt=now).values("pk")
+    return WebhookDelivery.objects.filter(
+        status=DeliveryStatus.PENDING, give_up_at__lte=now, endpoint__in=paused
+    ).update(
+        status=DeliveryStatus.FAILED,
+        last_error="given up while its endpoint was paused after failing",
+    )
+
+
 def _post(claim: Claim) -> Outcome:
     return event_post(
         url=claim.url,
@@ -206,6 +247,7 @@ def deliveries_send_due(
     makes at most one attempt of each. `now` fixes the clock (tests, reruns)."""
     clock: Callable[[], datetime] = (lambda: now) if now is not None else timezone.now
     due_by = clock()
+    deliveries_give_up_paused(now=due_by)
     threads = settings.WEBHOOK_DELIVERY_THREADS
     claiming_until = monotonic() + CLAIMING_SECONDS
     attempts = 0

@@ -74,6 +74,10 @@ class WebhookEndpoint(models.Model):
         help_text="Deliveries to this endpoint in flight at once, at most.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A failing endpoint is paused as a whole (webhooks/delivery.py): its failed attempts in a
+    # row, and until when none of its deliveries is tried; then one at a time until one passes.
+    failing_attempts = models.PositiveIntegerField(default=0, editable=False)
+    paused_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["pk"]

@@ -16,7 +16,7 @@ from django.utils import timezone
 from tests.factories import BoardFactory, WebhookEndpointFactory
 from webhooks import tasks
 from webhooks.delivery import deliveries_claim, deliveries_send_due, retry_ceiling
-from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEvent
+from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import webhook_event_emit
 from webhooks.tasks import deliver_webhooks
 
@@ -105,9 +105,14 @@ def test_a_receiver_down_then_up_gets_every_event_and_none_it_acknowledged_twice
         "ConnectionRefusedError" in error for error in waiting.values_list("last_error", flat=True)
     )
 
-    # when: it is back, and the sweep runs once every retry is due, and then again
+    # and: three failures in a row paused the endpoint as a whole
+    endpoint.refresh_from_db()
+    assert endpoint.failing_attempts == 3
+    assert endpoint.paused_until is not None
+
+    # when: it is back, and the sweep runs once every retry and the pause are due, and again
     receiver.start()
-    latest = max(waiting.values_list("next_attempt_at", flat=True))
+    latest = max([*waiting.values_list("next_attempt_at", flat=True), endpoint.paused_until])
     deliveries_send_due(now=latest)
     deliver_webhooks.delay()
 
@@ -115,6 +120,54 @@ def test_a_receiver_down_then_up_gets_every_event_and_none_it_acknowledged_twice
     assert sorted(receiver.event_ids(answered=200)) == sorted(map(str, acknowledged + missed))
     assert len(receiver.received) == 5
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
+    endpoint.refresh_from_db()
+    assert (endpoint.failing_attempts, endpoint.paused_until) == (0, None)
+
+
+def test_a_dead_endpoint_is_tried_once_a_pause_not_once_a_delivery(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    # given: the receiver is down and the endpoint paused after its third failure in a row
+    receiver.stop()
+    for _ in range(3):
+        emit(django_capture_on_commit_callbacks)
+    endpoint.refresh_from_db()
+    paused_until = endpoint.paused_until
+    for _ in range(5):
+        emit(django_capture_on_commit_callbacks)
+
+    # when: runs come while it is paused, then one once the pause and every retry are due
+    owed = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING)
+    assert deliveries_send_due(now=paused_until - timedelta(microseconds=1)) == 0
+    due = max([*owed.values_list("next_attempt_at", flat=True), paused_until])
+    attempts = deliveries_send_due(now=due)
+
+    # then: the five owed since the pause were never tried while it lasted, and the run after
+    # it tried one delivery, the longest due (which failed, pausing it again)
+    assert attempts == 1
+    assert sorted(owed.values_list("attempts", flat=True)) == [0] * 4 + [1] * 4
+    endpoint.refresh_from_db()
+    assert endpoint.failing_attempts == 4
+    assert endpoint.paused_until > due
+
+
+def test_deliveries_owed_to_a_paused_endpoint_are_given_up_at_their_time(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    receiver.stop()
+    for _ in range(4):
+        emit(django_capture_on_commit_callbacks)
+    endpoint.refresh_from_db()
+    give_up_at = max(WebhookDelivery.objects.values_list("give_up_at", flat=True))
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        paused_until=give_up_at + timedelta(hours=1)
+    )
+
+    assert deliveries_send_due(now=give_up_at) == 0
+
+    assert set(WebhookDelivery.objects.values_list("status", "last_error")) == {
+        ("failed", "given up while its endpoint was paused after failing")
+    }
 
 
 def test_a_slow_receiver_times_out_and_is_retried_without_delaying_another_endpoint(
@@ -155,9 +208,11 @@ def test_a_500_is_retried_with_a_growing_backoff_until_the_give_up_time(
     assert first.next_attempt_at - first.last_attempt_at <= timedelta(seconds=retry_ceiling(1) + 1)
     retries = [first.next_attempt_at]
 
-    # when: each retry runs when it falls due
+    # when: each retry runs when it falls due (and its endpoint's pause, from the third failure
+    # in a row, is over)
     for attempt in (2, 3, 4):
-        deliveries_send_due(now=retries[-1])
+        endpoint.refresh_from_db()
+        deliveries_send_due(now=max(retries[-1], endpoint.paused_until or retries[-1]))
         delivery = only_delivery()
         # then: tried again later each time, within the attempt's doubled ceiling
         assert delivery.attempts == attempt
