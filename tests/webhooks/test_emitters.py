@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from config.building_blocks.errors import InvalidInput
 from leaderboards import closing, rewards
+from leaderboards.archive_corrections import season_archive_correct
 from leaderboards.models import SeasonReward
 from matches.corrections import result_void
 from matches.models import MatchResult
@@ -291,3 +292,48 @@ def test_with_no_endpoint_wanting_it_nothing_is_written_and_no_reward_is_paged(
     assert told_of == 1
     assert paged == []
     assert not WebhookEvent.objects.exists()
+
+
+def test_a_correction_after_a_ban_is_told_once_with_the_rewards_it_moved(
+    endpoint, receiver, ended, django_capture_on_commit_callbacks
+):
+    # given: the season closed, then its winner is caught
+    with django_capture_on_commit_callbacks(execute=True):
+        season = closing.season_close(season=ended)
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="p00", reason="aimbot")
+    receiver.received.clear()
+
+    # when: the archive is corrected, twice
+    with django_capture_on_commit_callbacks(execute=True):
+        season_archive_correct(season=season, actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        season_archive_correct(season=season, actor=None)
+
+    # then: one event, at the receiver, with the gold moved down to the next player
+    (corrected,) = told(receiver)
+    assert corrected["type"] == "archive.corrected"
+    data = corrected["data"]
+    assert (data["board"], data["season"], data["page"], data["pages"]) == ("global", "past", 1, 1)
+    # (11 players left: gold 1, silver 2-3, top half ranks 1-6)
+    assert data["rewards"] == {
+        "revoked": [{"player_id": "p00", "rank": 1, "reward_code": "gold"}],
+        "granted": [{"player_id": "p06", "rank": 6, "reward_code": "top-half"}],
+        "changed": [
+            {
+                "player_id": "p01",
+                "old_rank": 2,
+                "new_rank": 1,
+                "old_reward_code": "silver",
+                "new_reward_code": "gold",
+            },
+            {
+                "player_id": "p03",
+                "old_rank": 4,
+                "new_rank": 3,
+                "old_reward_code": "top-half",
+                "new_reward_code": "silver",
+            },
+        ],
+    }
+    assert (data["summary"]["players_before"], data["summary"]["players_after"]) == (12, 11)
