@@ -24,6 +24,10 @@ logger = logging.getLogger(__name__)
 # A notice names the players whose standings it carries, up to this many per season (more: it
 # names none, and every followed player is read again).
 NOTICE_PLAYERS = 2000
+# A notice carries the standings the write moved (for the rank events' `overtaken`) up to this
+# many: a mirror call that coalesced several batches at peak still tells them all (about 45
+# bytes each, to every web process).
+NOTICE_MOVES = 10_000
 # How long the mirror waits for a notice to be handed to the channel layer.
 PUBLISH_TIMEOUT_SECONDS = 2.0
 
@@ -55,7 +59,7 @@ def standings_changed(
         if named is not None and len(named) <= NOTICE_PLAYERS:
             notice["players"] = sorted(named)
         moved = (moves or {}).get(season_id)
-        if moved and len(moved) <= NOTICE_PLAYERS:
+        if moved and len(moved) <= NOTICE_MOVES:
             # Lists, not tuples: the channel layer's msgpack gives lists back either way.
             notice["moves"] = [list(move) for move in moved]
         messages.append((season_group(season_id), notice))
