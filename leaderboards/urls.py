@@ -1,11 +1,19 @@
 from django.urls import path
 
-from . import api, group_api
+from . import api, group_api, history_api
 
 urlpatterns = [
     path("players", group_api.PlayerSearchView.as_view(), name="player-search"),
-    path("players/<str:player_id>/seasons", api.PlayerSeasonsView.as_view(), name="player-seasons"),
-    path("seasons/<slug:slug>/rewards", api.SeasonRewardsView.as_view(), name="season-rewards"),
+    path(
+        "players/<str:player_id>/seasons",
+        history_api.PlayerSeasonsView.as_view(),
+        name="player-seasons",
+    ),
+    path(
+        "seasons/<slug:slug>/rewards",
+        history_api.SeasonRewardsView.as_view(),
+        name="season-rewards",
+    ),
     path("leaderboard/top", api.TopView.as_view(), name="leaderboard-top"),
     path("leaderboard/ranks", api.RanksView.as_view(), name="leaderboard-ranks"),
     # The clan board's top first: a clan named "top" is read by its page, not here.
