@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from django.conf import settings
+
+from config.building_blocks.caching import RecentAnswers
 from seasons.models import RewardTier, Season
 from webhooks.models import EventType
 from webhooks.selectors import webhook_wanted
@@ -31,17 +34,29 @@ def thresholds_wanted(seasons: Iterable[Season]) -> dict[int, list[int]]:
     ]
     if not wanted:
         return {}
-    tier_edges: dict[int, set[int]] = {}
-    for board_id, last_rank in RewardTier.objects.filter(
-        board_id__in={season.board_id for season in wanted},
-        segment_dimension="",
-        rank_to__isnull=False,
-    ).values_list("board_id", "rank_to"):
-        tier_edges.setdefault(board_id, set()).add(last_rank)
     return {
-        season.pk: sorted({*season.board.rank_thresholds, *tier_edges.get(season.board_id, ())})
+        season.pk: sorted({*season.board.rank_thresholds, *_tier_edges(season.board_id)})
         for season in wanted
     }
+
+
+# The mirror asks on every call: a board's tiers are read once per WEBHOOK_WANTED_CACHE_SECONDS,
+# as its endpoints are (a tier edited in the admin is reported within that time, like a new one).
+_tier_edges_read: RecentAnswers[tuple[int, ...]] = RecentAnswers(
+    seconds=lambda: settings.WEBHOOK_WANTED_CACHE_SECONDS, maxsize=lambda: 10_000
+)
+
+
+def _tier_edges(board_id: int) -> tuple[int, ...]:
+    """The last rank of each of the board's whole-board range tiers."""
+    return _tier_edges_read.get_or_build(
+        board_id,
+        lambda: tuple(
+            RewardTier.objects.filter(
+                board_id=board_id, segment_dimension="", rank_to__isnull=False
+            ).values_list("rank_to", flat=True)
+        ),
+    )
 
 
 def crossings_announce(

@@ -7,8 +7,10 @@ import json
 
 import pytest
 
+from leaderboards.thresholds import _tier_edges_read, thresholds_wanted
 from seasons.models import Board, RewardTier
 from tests.factories import BoardFactory, SeasonFactory, WebhookEndpointFactory
+from webhooks import selectors as webhook_selectors
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +68,24 @@ def test_no_endpoint_wanting_it_or_a_sharded_board_writes_no_event(post_scores, 
             )
 
     assert not WebhookEvent.objects.exists()
+
+
+def test_the_edges_are_read_once_per_cache_window_and_a_new_tier_is_heard_after_it(
+    settings, season, django_assert_num_queries
+):
+    settings.WEBHOOK_WANTED_CACHE_SECONDS = 60
+    _tier_edges_read.clear()
+    webhook_selectors._wanted.clear()
+    WebhookEndpointFactory(event_types=["player.threshold"])
+    Board.objects.filter(pk=season.board_id).update(rank_thresholds=[1])
+    RewardTier.objects.create(board=season.board, reward_code="podium", rank_from=1, rank_to=3)
+    season.refresh_from_db()
+    season.board.refresh_from_db()
+
+    assert thresholds_wanted([season]) == {season.pk: [1, 3]}
+    RewardTier.objects.create(board=season.board, reward_code="top", rank_from=4, rank_to=10)
+    with django_assert_num_queries(0):  # the endpoints and the tiers, both from memory
+        assert thresholds_wanted([season]) == {season.pk: [1, 3]}
+
+    _tier_edges_read.clear()  # what the window's end does
+    assert thresholds_wanted([season]) == {season.pk: [1, 3, 10]}
