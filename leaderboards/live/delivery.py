@@ -107,8 +107,7 @@ async def _push_standing(
 ) -> int:
     """Push a player's standing to their followers; returns how many messages that was."""
     standing = reading.standings[player_id]
-    told = sockets.standings_told.get(player_id)
-    sockets.standings_told[player_id] = standing
+    told = sockets.standing_tell(player_id, standing)
     sockets.player_told_at[player_id] = now
     body = encode(messages.player_message(sockets.season, player_id, standing, reading))
     # The rank events go after the standing they follow from (an outbox sends in order).
@@ -170,5 +169,5 @@ def _add_follower(
     if player_id not in sockets.player_followers:
         sockets.pass_check_rotation.append(player_id)
     sockets.player_followers.setdefault(player_id, set()).add(sub)
-    sockets.standings_told[player_id] = reading.standings[player_id]
+    sockets.standing_tell(player_id, reading.standings[player_id])
     rank_events.follower_start(sockets, player_id, reading)

@@ -12,7 +12,6 @@ thresholds and tiers follow from the standing told before and the one told now.
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 from seasons.models import Season
@@ -45,17 +44,11 @@ def passes_find(sockets: SeasonSockets) -> list[str]:
     moves, sockets.moves_pending = sockets.moves_pending, []
     if not moves or not sockets.player_followers:
         return []
-    # Ranked order is (composite, member) from the bottom: Redis breaks a tie of composites by
-    # member, the one sorting last first.
-    followed = sorted(
-        (standing[1], player_id)
-        for player_id, standing in sockets.standings_told.items()
-        if standing is not None
-    )
+    followed = sockets.followed_in_order
     passed: list[str] = []
     for mover, before, after in moves:
-        low = 0 if before is None else bisect.bisect_right(followed, (before, mover))
-        high = bisect.bisect_left(followed, (after, mover))
+        low = 0 if before is None else followed.bisect_right((before, mover))
+        high = followed.bisect_left((after, mover))
         for _, player_id in followed[low:high]:
             if player_id != mover:
                 passers = sockets.passed_by.setdefault(player_id, {})

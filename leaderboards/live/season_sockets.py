@@ -9,6 +9,8 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
+from sortedcontainers import SortedList
+
 from seasons.models import RewardTier, Season
 
 from ..store import Move
@@ -37,8 +39,12 @@ class SeasonSockets:
     new_follows: list[tuple[Subscriber, str]] = field(default_factory=list)
     # The newest top read (the sockets are brought to it as the budget allows).
     latest_top: list[dict[str, Any]] = field(default_factory=list)
-    # Each followed player's standing as last told.
+    # Each followed player's standing as last told (written through standing_tell and
+    # standing_forget, which keep `followed_in_order` with it).
     standings_told: dict[str, OrdinalStanding] = field(default_factory=dict)
+    # The followed players with a standing, as (composite, player id) in ranked order from the
+    # bottom: Redis breaks a tie of composites by member, the one sorting last first.
+    followed_in_order: SortedList = field(default_factory=SortedList)
     # A notice came (or the refresh is due): read the standings again at the next tick.
     changed: bool = False
     last_changes_read_at: float = float("-inf")
@@ -72,6 +78,22 @@ class SeasonSockets:
     rules_read_at: float = float("-inf")
     # Followed players in the order their ranks are looked at for passes, a round at a time.
     pass_check_rotation: collections.deque[str] = field(default_factory=collections.deque)
+
+    def standing_tell(self, player_id: str, standing: OrdinalStanding) -> OrdinalStanding:
+        """Note the standing a followed player was told; returns the one told before."""
+        told = self.standings_told.get(player_id)
+        if told is not None:
+            self.followed_in_order.discard((told[1], player_id))
+        if standing is not None:
+            self.followed_in_order.add((standing[1], player_id))
+        self.standings_told[player_id] = standing
+        return told
+
+    def standing_forget(self, player_id: str) -> None:
+        """The player is followed no more."""
+        told = self.standings_told.pop(player_id, None)
+        if told is not None:
+            self.followed_in_order.discard((told[1], player_id))
 
     def players_to_check(self, size: int) -> list[str]:
         """The next `size` followed players to look at for passes (all of them, when fewer)."""

@@ -159,7 +159,7 @@ class Ticker:
             followers.discard(sub)
             if not followers:
                 del sockets.player_followers[player_id]
-                sockets.standings_told.pop(player_id, None)
+                sockets.standing_forget(player_id)
                 sockets.player_told_at.pop(player_id, None)
                 sockets.passed_by.pop(player_id, None)
                 sockets.tiers_told.pop(player_id, None)
