@@ -19,10 +19,8 @@ from datetime import datetime, timedelta
 
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Min
-from django.db.models.functions import TruncMinute
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -31,20 +29,19 @@ from django.utils import timezone
 from config.building_blocks.admin import in_zones
 from config.building_blocks.charts import TimeChart, time_chart
 from config.building_blocks.errors import error_body
-from matches.models import MatchResult, PendingStanding
+from matches.models import PendingStanding
 from seasons.models import Board, Season, SeasonState
 from seasons.selectors import season_current, season_next
 
 from . import store
 from .models import ReconciliationRun
-from .operations import WINDOWS, Series, Window, operations_series
+from .operations import WINDOWS, Series, Window, operations_series, results_per_minute
 from .services import mirror_lag_seconds
 
 MINUTE = timedelta(minutes=1)
 # A minute is counted once it ended this long ago: a result's received_at is its request's
 # clock, and its transaction may commit a moment later.
 SETTLED = timedelta(seconds=5)
-_MINUTE_KEY = "dashboard:results:{:%Y%m%d%H%M}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,27 +87,8 @@ def _minute_counts(now: datetime) -> list[dict[int, int]]:
     """Results per board in each of the 60 whole minutes before `now` (settled), newest first."""
     last = (now - SETTLED).replace(second=0, microsecond=0) - MINUTE
     minutes = [last - i * MINUTE for i in range(60)]
-    keys = [_MINUTE_KEY.format(minute) for minute in minutes]
-    known = cache.get_many(keys)
-    missing = [m for m, key in zip(minutes, keys, strict=True) if key not in known]
-    if missing:
-        counted: dict[datetime, dict[int, int]] = {minute: {} for minute in missing}
-        rows = (
-            MatchResult.objects.filter(
-                received_at__gte=min(missing), received_at__lt=max(missing) + MINUTE
-            )
-            .annotate(minute=TruncMinute("received_at"))
-            .values("minute", "board_id")
-            .annotate(results=Count("*"))
-            .order_by()
-        )
-        for row in rows:
-            if row["minute"] in counted:
-                counted[row["minute"]][row["board_id"]] = row["results"]
-        fresh = {_MINUTE_KEY.format(minute): counts for minute, counts in counted.items()}
-        cache.set_many(fresh, timeout=3700)
-        known.update(fresh)
-    return [known[key] for key in keys]
+    counted = results_per_minute(minutes)
+    return [counted[minute] for minute in minutes]
 
 
 def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:

@@ -2,8 +2,8 @@
 a day, and the series read from them over the last hour or day.
 
 What lives in no table is sampled: a beat task (`sample_operations`, every minute) writes one
-OperationsMinute row per whole minute, with the results received in it (counted through the
-results' BRIN index on received_at, a minute at a time as the dashboard's table does), the
+OperationsMinute row per whole minute, with the results received in it (results_per_minute,
+which the dashboard's table reads too), the
 mirror's lag when it ran, and what the web processes counted in Redis (4xx, 5xx, open sockets:
 config/building_blocks/minute_counts.py). A row a minute in PostgreSQL costs nothing and
 survives a Redis restart; rows older than KEEP are deleted by the same task. A run that was
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.core.cache import cache
 from django.db.models import Avg, Count, DateTimeField, DurationField, Func, Max, Sum, Value
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
@@ -33,6 +34,7 @@ MINUTE = timedelta(minutes=1)
 SETTLED = timedelta(seconds=2 * FLUSH_SECONDS)
 KEEP = timedelta(hours=25)
 CATCH_UP = 60
+_RESULTS_KEY = "dashboard:results:{:%Y%m%d%H%M}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +85,9 @@ def operations_sample(*, now: datetime | None = None) -> int:
         first = max(first, newest + MINUTE)
     minutes = [first + i * MINUTE for i in range(int((last - first) / MINUTE) + 1)]
     if minutes:
-        results = dict(
-            MatchResult.objects.filter(received_at__gte=first, received_at__lt=last + MINUTE)
-            .annotate(minute=TruncMinute("received_at"))
-            .values("minute")
-            .annotate(results=Count("*"))
-            .order_by()
-            .values_list("minute", "results")
-        )
+        results = {
+            minute: sum(boards.values()) for minute, boards in results_per_minute(minutes).items()
+        }
         lag = mirror_lag_seconds(now=now)
         OperationsMinute.objects.bulk_create(
             [
@@ -108,6 +105,34 @@ def operations_sample(*, now: datetime | None = None) -> int:
         )
     OperationsMinute.objects.filter(minute__lt=now - KEEP).delete()
     return len(minutes)
+
+
+def results_per_minute(minutes: list[datetime]) -> dict[datetime, dict[int, int]]:
+    """Results received in each of these whole (settled) minutes, by board id. Counted through
+    the results' BRIN index on received_at, the missing minutes in one query, and each minute's
+    counts kept in the cache for the hour the dashboard shows it: the sampler and the dashboard's
+    table count a minute once between them."""
+    keys = {minute: _RESULTS_KEY.format(minute) for minute in minutes}
+    known = cache.get_many(list(keys.values()))
+    missing = [minute for minute, key in keys.items() if key not in known]
+    if missing:
+        counted: dict[datetime, dict[int, int]] = {minute: {} for minute in missing}
+        rows = (
+            MatchResult.objects.filter(
+                received_at__gte=min(missing), received_at__lt=max(missing) + MINUTE
+            )
+            .annotate(minute=TruncMinute("received_at"))
+            .values("minute", "board_id")
+            .annotate(results=Count("*"))
+            .order_by()
+        )
+        for row in rows:
+            if row["minute"] in counted:
+                counted[row["minute"]][row["board_id"]] = row["results"]
+        fresh = {keys[minute]: counts for minute, counts in counted.items()}
+        cache.set_many(fresh, timeout=3700)
+        known.update(fresh)
+    return {minute: known[key] for minute, key in keys.items()}
 
 
 class _Bucket(Func):

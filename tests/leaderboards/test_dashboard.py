@@ -16,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from leaderboards import store
 from leaderboards.dashboard import boards_health
 from leaderboards.models import OperationsMinute, ReconciliationRun
+from leaderboards.operations import operations_sample
 from matches.models import PendingStanding
 from seasons.models import Board, Season, SeasonState
 from tests.factories import BoardFactory, MatchResultFactory, PlayerFactory, SeasonFactory
@@ -105,6 +106,18 @@ def test_each_minute_is_counted_once_then_read_from_the_cache(weekly):
 
     assert not [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
     assert again[0].results_last_hour == 3
+
+
+def test_the_minutes_the_sampler_counted_are_not_counted_again_by_the_table(weekly):
+    with time_machine.travel(NOW, tick=False):
+        operations_sample()
+        with CaptureQueriesContext(connection) as queries:
+            health = boards_health()
+
+    assert not [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
+    sampled = OperationsMinute.objects.order_by("-minute").values_list("results", flat=True)
+    assert health[0].results_last_minute == sampled[0] == 1
+    assert health[0].results_last_hour == sum(sampled) == 3
 
 
 def test_the_admin_links_the_dashboard_and_shows_it(client, weekly):
