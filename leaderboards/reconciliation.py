@@ -16,16 +16,17 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import OperatorAction, OperatorActionKind
-from matches.models import PendingStanding, PlayerTotal
+from matches.models import PendingStanding, Player, PlayerTotal
 from seasons.locks import SeasonBusy
 from seasons.models import Season, SeasonState, SortOrder
-from seasons.scoring import composite_for
+from seasons.scoring import composite_sql
 
 from . import services, store
 from .models import ReconciliationRun
@@ -43,10 +44,14 @@ RECENT_OVERLAP = timedelta(seconds=30)
 # A season last checked longer ago than this (reconciliation stopped, or a Redis restored from an
 # old copy) is rebuilt whole rather than re-checked result by result.
 RECENT_REBUILD_AFTER = timedelta(hours=1)
-# Players the walk checks per season and run (every minute): 144 million a day, so a board of
-# 100 million players is walked in about 17 hours.
+# Players the walk checks per season and run (every minute), at least: a season of up to 12
+# million players is walked through in WALK_RUNS runs, two hours, with pages of this size.
 WALK_PAGE = 100_000
-# ZSET members one run looks at for strangers.
+# A larger season's pages grow so that its walk still takes WALK_RUNS runs (833,334 players a
+# run at 100 million): a check costs about 50 µs of the worker's, PostgreSQL's and Redis's CPU
+# together, so a run takes some 40 seconds of the minute there (docs/operations.md).
+WALK_RUNS = 120
+# ZSET members one run looks at for strangers, at least (more on a larger set, as the walk).
 STRANGER_SCAN = 100_000
 CHUNK = 1000
 # Players of the walk's page each run first looks up: when more than half of those PostgreSQL
@@ -62,30 +67,50 @@ class Tally:
     fixed: int = 0
 
 
+# The reads of a chunk of players name them in one text parameter, split by PostgreSQL: an ORM
+# `__in` of a thousand ids, or a list bound as an array, cost more in Python (each id prepared
+# and quoted, client-side) than PostgreSQL took to answer. A player id holds no comma (its
+# check constraint). The totals' composites are computed by PostgreSQL, by the same arithmetic
+# as composite_for (seasons/scoring.py), so no timestamp is loaded into Python.
+_OF_CHUNK = "season_id = %(season)s AND player_id = ANY(string_to_array(%(players)s, ','))"
+_PENDING = f"SELECT player_id FROM {PendingStanding._meta.db_table} WHERE {_OF_CHUNK}"
+_KNOWN = f"SELECT player_id FROM {PlayerTotal._meta.db_table} WHERE {_OF_CHUNK}"
+_COMPOSITE = composite_sql(
+    points="t.points",
+    reached_at="t.reached_at",
+    starts_at="%(starts_at)s",
+    lowest_first="%(lowest_first)s",
+)
+_TOTALS = f"""
+    SELECT player_id, CASE WHEN p.banned_at IS NULL THEN {_COMPOSITE} END
+    FROM {PlayerTotal._meta.db_table} t JOIN {Player._meta.db_table} p USING (player_id)
+    WHERE t.{_OF_CHUNK}
+"""
+
+
+def _rows(query: str, season: Season, player_ids: list[str]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            query,
+            {
+                "season": season.pk,
+                "players": ",".join(player_ids),
+                "starts_at": season.starts_at,
+                "lowest_first": season.board.sort_order == SortOrder.LOWEST_FIRST,
+            },
+        )
+        return cursor.fetchall()
+
+
 def _expected(season: Season, player_ids: list[str]) -> dict[str, int | None]:
     """What each player's ZSET entry must be per PostgreSQL (None: no entry), leaving out the
     players with a standing still in the mirror's outbox: that is lag for the mirror, not drift."""
-    lowest_first = season.board.sort_order == SortOrder.LOWEST_FIRST
-    pending = set(
-        PendingStanding.objects.filter(season=season, player_id__in=player_ids).values_list(
-            "player_id", flat=True
-        )
-    )
-    rows = PlayerTotal.objects.filter(season=season, player_id__in=player_ids).values_list(
-        "player_id", "points", "reached_at", "player__banned_at"
-    )
+    if not player_ids:
+        return {}
+    pending = {row[0] for row in _rows(_PENDING, season, player_ids)}
     return {
-        player_id: (
-            None
-            if banned_at is not None
-            else composite_for(
-                points=points,
-                reached_at=reached_at,
-                season_starts_at=season.starts_at,
-                lowest_first=lowest_first,
-            )
-        )
-        for player_id, points, reached_at, banned_at in rows
+        player_id: composite
+        for player_id, composite in _rows(_TOTALS, season, player_ids)
         if player_id not in pending
     }
 
@@ -246,11 +271,11 @@ def _rebuild_lost(season: Season, sample: Tally, now: datetime, why: str | None 
 
 def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     now = now or timezone.now()
-    all_totals = PlayerTotal.objects.filter(season=season)
+    page_size = _per_run(season, WALK_PAGE)
     page = list(
-        all_totals.filter(player_id__gt=season.reconcile_cursor)
+        PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
         .order_by("player_id")
-        .values_list("player_id", flat=True)[:WALK_PAGE]
+        .values_list("player_id", flat=True)[:page_size]
     )
     sample, present = _missing(season, page[:LOST_SAMPLE])
     marked = season.standings_whole_since is not None
@@ -277,7 +302,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     walk = Tally()
     _check(season, page, walk)
     # The walk starts over once it reached the end of the season.
-    last = page[-1] if len(page) == WALK_PAGE else ""
+    last = page[-1] if len(page) == page_size else ""
     # Members PostgreSQL does not know have no total to compare against: a scan of Redis.
     walk.drift += _remove_strangers(season, walk)
     Season.objects.filter(pk=season.pk).update(reconcile_cursor=last)
@@ -288,21 +313,27 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     )
 
 
+def _per_run(season: Season, least: int) -> int:
+    """How many players a run checks of `season`: `least`, or on a larger season as many as
+    walk it through in WALK_RUNS runs (its size read from its ZSET: counting its totals would
+    cost more than the check)."""
+    size = store.board_size(season.pk, shards=season.shards)
+    return max(least, -(-size // WALK_RUNS))
+
+
 def _remove_strangers(season: Season, tally: Tally) -> int:
-    """Members PostgreSQL has no total for, found by one stretch (at most STRANGER_SCAN members)
-    of a scan through the ZSET that the next run resumes (ZSCAN's cursor, kept in Redis): every
-    member is looked at in turn, and no run reads a whole board. Returns how many it found."""
+    """Members PostgreSQL has no total for, found by one stretch (STRANGER_SCAN members, more on
+    a larger set) of a scan through the ZSET that the next run resumes (ZSCAN's cursor, kept in
+    Redis): every member is looked at in turn, and no run reads a whole board. Returns how many
+    it found."""
     cursor = store.reconcile_scan_cursor(season.pk)
     strangers = scanned = 0
+    scan = _per_run(season, STRANGER_SCAN)
     while True:
         cursor, members = store.scan_standings(
             season.pk, cursor=cursor, count=CHUNK, shards=season.shards
         )
-        known = set(
-            PlayerTotal.objects.filter(
-                season=season, player_id__in=[player_id for player_id, _ in members]
-            ).values_list("player_id", flat=True)
-        )
+        known = {row[0] for row in _rows(_KNOWN, season, [p for p, _ in members])}
         for player_id, composite in members:
             if player_id in known:
                 continue
@@ -312,7 +343,7 @@ def _remove_strangers(season: Season, tally: Tally) -> int:
             ):
                 tally.fixed += 1
         scanned += len(members)
-        if cursor == 0 or scanned >= STRANGER_SCAN:
+        if cursor == 0 or scanned >= scan:
             break
     store.reconcile_scan_cursor_set(season.pk, cursor)
     if strangers:

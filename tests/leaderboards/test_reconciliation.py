@@ -88,6 +88,21 @@ def test_the_walk_resumes_where_it_stopped(season, mirrored, monkeypatch):
     assert season.reconcile_cursor == ""
 
 
+def test_a_larger_board_is_walked_in_the_same_number_of_runs(season, mirrored, monkeypatch):
+    # given: pages of at least one player, and a walk of every board in three runs
+    monkeypatch.setattr(reconciliation, "WALK_PAGE", 1)
+    monkeypatch.setattr(reconciliation, "WALK_RUNS", 3)
+
+    for _ in range(3):
+        reconciliation.season_reconcile(season=season)
+        season.refresh_from_db()
+
+    # then: six players, two a run: the third run reached the last of them
+    walks = ReconciliationRun.objects.filter(kind="walk").order_by("started_at", "id")
+    assert [w.checked for w in walks] == [2, 2, 2]
+    assert season.reconcile_cursor == max(t.player_id for t in mirrored)
+
+
 def test_a_board_that_lost_most_of_its_players_is_rebuilt_whole_in_one_run(
     season, mirrored, monkeypatch
 ):
