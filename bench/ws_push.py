@@ -18,6 +18,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from scripts.processes import (
     WebServer,
     free_port,
     group_pids,
+    rss_kib,
     wait_until,
 )
 from scripts.receiver import Receiver
@@ -164,14 +166,6 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
         "accepted_after_window": sum(later for _, _, later in rows),
         "per_second": per_second,
     }
-
-
-def rss_kib(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/status") as status:
-            total += sum(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return total
 
 
 def board_fill(target: dict[str, str], options: Any, rng: random.Random) -> list[str]:
@@ -346,21 +340,17 @@ class Probe(OpenLoopSender):
         }
 
 
+@dataclass
 class PushRun:
     """The servers, the season and the sockets every phase of a run works on."""
 
-    def __init__(
-        self,
-        options: Any,
-        web: WebServer,
-        worker: CeleryWorker,
-        season_id: int,
-        posting: dict[str, str],
-    ) -> None:
-        self.options, self.web, self.worker, self.season_id = options, web, worker, season_id
-        self.target = {"url": web.base_url, **posting}  # where and with what key the phases post
-        self.listener = Listener()
-        self.rotation: Iterator[str] = iter(())
+    options: Any
+    web: WebServer
+    worker: CeleryWorker
+    season_id: int
+    target: dict[str, str]  # where and with what key the phases post
+    listener: Listener = field(default_factory=Listener)
+    rotation: Iterator[str] = field(default_factory=lambda: iter(()))
 
     async def measure(self, players: list[str]) -> dict[str, Any]:
         options, web, listener = self.options, self.web, self.listener
@@ -535,7 +525,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
         web = WebServer(env=env, log=logs / "web.log", workers=WEB_WORKERS)
         with worker.start(), webhooks.start(), web.start():
             say(f"filling the board with {options.board_players} players")
-            run = PushRun(options, web, worker, season_id, posting)
+            run = PushRun(options, web, worker, season_id, {"url": web.base_url, **posting})
             players = board_fill(run.target, options, random.Random(options.seed))
             from leaderboards import store
 
