@@ -1,5 +1,7 @@
-"""`python -m bench.run --players N [--tiny]`, what `make bench` runs (bench/README.md, "What a
-run does"); Django starts once the environment points at the bench's own database and keys."""
+"""`python -m bench.run --players N [--tiny]` (what `make bench` runs): one benchmark run, phase
+by phase (bench/README.md, "What a run does"). Loading is fatal when it fails; a measuring phase
+that fails is recorded and the run goes on; the report is written whatever happened. Django
+starts once the environment points at the bench's own database and keys."""
 
 from __future__ import annotations
 
