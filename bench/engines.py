@@ -1,7 +1,5 @@
-"""Memory per player on each engine the service runs on: `python -m bench.engines [--members N]`.
-One sorted set of N players on a private Redis 7 and Valkey 9 (bench/README.md, "Memory per player
-by engine"). Results: bench/results/engines-latest.json, and a Markdown table. The private server
-and what it says of itself serve the other benchmarks of the Redis side too."""
+"""Memory per player on each engine the service runs on, one sorted set on a private Redis and
+Valkey (bench/README.md, "Memory per player by engine"); its private server serves the others."""
 
 from __future__ import annotations
 

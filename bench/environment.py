@@ -1,6 +1,5 @@
-"""The bench's own corner of PostgreSQL and Redis (a cluster, database, key prefix and broker
-database of its own), and the environment its processes run with: a run never touches the
-developer's data."""
+"""The bench's own corner of PostgreSQL and Redis (cluster, database, key prefix, broker database)
+and the environment its processes run with: a run never touches the developer's data."""
 
 from __future__ import annotations
 

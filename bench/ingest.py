@@ -1,6 +1,5 @@
-"""Sustained writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), closed loop
-(wrk) and open loop (bench/openloop.py): results accepted, how soon each shows on the rank
-endpoint (the probe), and what PostgreSQL did for it (bench/pgstats.py)."""
+"""Writes through the whole path (HTTP, PostgreSQL commit, Celery mirror), closed and open loop:
+results accepted, how soon each shows on the rank endpoint, what PostgreSQL did for it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The HTTP load generators, Debian's packages: wrk, closed loop (C, an event loop a thread, a Lua
-script per endpoint in bench/wrk/), and h2load for reads at a constant arrival rate (open loop),
-from processes of CONNECTIONS_PER_LOADER connections each, every request's duration read from
-its log (bench/README.md, "wrk" and "h2load")."""
+"""The HTTP load generators (bench/README.md, "wrk" and "h2load"): wrk, closed loop, a Lua script
+per endpoint in bench/wrk/; h2load for reads at a constant arrival rate, durations from its log."""
 
 from __future__ import annotations
 
@@ -16,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scripts.processes import Process
 
 from .core import BenchError, percentile
 from .environment import BenchEnvironment
@@ -123,40 +123,34 @@ def h2load_open_loop(
     per_connection = rate / connections
     interval = 1.0 / per_connection
     work_dir.mkdir(parents=True, exist_ok=True)
+    work_dir = work_dir.resolve()  # the loaders run in the project's directory
     wanted = math.ceil(per_connection * (seconds + WARMUP_SECONDS + interval)) + 10
     # Each loader's process, log, output, and the wall time its measured window starts.
-    running: list[tuple[subprocess.Popen[bytes], Path, Path, float]] = []
+    running: list[tuple[Process, Path, Path, float]] = []
     try:
         for index in range(loaders):
             listed = uris(random.Random(f"{seed}:{label}:{index}"), wanted)
             log, out, uri_file = (work_dir / f"{label}-{index}.{e}" for e in ("log", "out", "uris"))
-            log.unlink(missing_ok=True)  # h2load appends to its log
+            for appended in (log, out):  # h2load appends to its log, Process to its output
+                appended.unlink(missing_ok=True)
             uri_file.write_text("\n".join(listed) + "\n")
             target = ["-i", str(uri_file)] if len(listed) > 1 else listed
             argv = [h2load, "--h1", "-t", "1", "-c", str(CONNECTIONS_PER_LOADER)]
             argv += [f"--rps={per_connection:.6f}", f"--duration={seconds:g}"]
             argv += [f"--warm-up-time={WARMUP_SECONDS:g}", f"--log-file={log}", *target]
-            with out.open("wb") as sink:
-                process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
-            running.append((process, log, out, time.time() + WARMUP_SECONDS))
+            running.append((Process(argv, log=out).start(), log, out, time.time() + WARMUP_SECONDS))
             # Loaders start a fraction of an interval apart: arrivals spread over it.
             time.sleep(min(interval, 1.0) / loaders)
         deadline = time.monotonic() + seconds + WARMUP_SECONDS + 60
-        for process, *_ in running:
-            try:
-                process.wait(timeout=max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired as exc:
-                raise BenchError(f"h2load did not finish within {seconds + 60:.0f}s") from exc
+        codes = [process.wait(max(1.0, deadline - time.monotonic())) for process, *_ in running]
     finally:
         for process, *_ in running:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
+            process.stop()
     summary, statuses, durations_ms = Counter[str](), Counter[str](), list[float]()
-    for process, log, out, window_starts in running:
+    for code, (_, log, out, window_starts) in zip(codes, running, strict=True):
         text = out.read_text(errors="replace")
-        if process.returncode != 0 or (found := _SUMMARY.search(text)) is None:
-            raise BenchError(f"h2load failed (exit {process.returncode}): {text.strip()[-2000:]}")
+        if code != 0 or (found := _SUMMARY.search(text)) is None:
+            raise BenchError(f"h2load failed (exit {code}): {text.strip()[-2000:]}")
         summary.update({name: int(value) for name, value in found.groupdict().items()})
         for line in log.read_text().splitlines():
             started_us, status, micros = line.split("\t")[:3]

@@ -1,7 +1,6 @@
-"""Open loops: the schedule every open-loop client keeps whatever the answers, so a slow server
-cannot hide its latency (here and in bench/shards.py), an open-loop load of match results and the
-freshness probe (bench/README.md, "What a run does"). The HTTP client is keep-alive HTTP/1.1 on
-asyncio with httptools: httpx spent ten times the CPU."""
+"""Open loops (bench/README.md, "What a run does"): the schedule a slow server cannot hide its
+latency from, a load of match results and the freshness probe. The HTTP client is keep-alive
+HTTP/1.1 on asyncio with httptools: httpx spent ten times the CPU."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ LOST_AFTER_SECONDS = 30.0
 
 
 def slots(first: float, interval: float, end: float = math.inf) -> Iterator[float]:
-    """An open loop's schedule on time.monotonic(): a slot every `interval` seconds from `first`
-    until `end`."""
+    """A slot (time.monotonic()) every `interval` seconds from `first` until `end`."""
     return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
 
 
@@ -153,10 +151,8 @@ class OpenLoopSender:
         if load.rate <= 0 or load.batch < 1 or load.senders < 1 or load.players < load.batch:
             raise ValueError(f"not a load that can be offered: {load}")
         self.thread = threading.Thread(target=self._run, name="open-loop-sender", daemon=True)
-        self.ready = threading.Event()
+        self.ready, self.stopping = threading.Event(), threading.Event()
         self.failure: BaseException | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stopping: asyncio.Event | None = None
         self.figures: dict[str, Any] = {}
         self.load, self.timeout, self.settle = load, timeout, settle
         self.offered = self.dropped = 0
@@ -175,8 +171,7 @@ class OpenLoopSender:
 
     def stop(self) -> dict[str, Any]:
         """Stop, wait (bounded) for what is in flight, and return the figures."""
-        if self.loop is not None and self.stopping is not None and self.thread.is_alive():
-            self.loop.call_soon_threadsafe(self.stopping.set)
+        self.stopping.set()
         self.thread.join(self.settle + self.timeout + STOP_WAIT_SECONDS)
         if self.thread.is_alive() or self.failure is not None:
             raise RuntimeError(f"{self.thread.name} did not stop cleanly") from self.failure
@@ -190,7 +185,6 @@ class OpenLoopSender:
             self.ready.set()
 
     async def _main(self) -> None:
-        self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
         client = HttpClient(self.load.url, api_key=self.load.api_key, timeout=self.timeout)
         try:
             self.started_wall, self.origin = time.time(), time.monotonic()
@@ -198,7 +192,7 @@ class OpenLoopSender:
                 asyncio.create_task(self._sender(client, i)) for i in range(self.load.senders)
             ]
             self.ready.set()
-            await self.stopping.wait()
+            await asyncio.to_thread(self.stopping.wait)
             seconds = time.monotonic() - self.origin
             for sender in senders:
                 sender.cancel()

@@ -1,6 +1,5 @@
 """What PostgreSQL did for a phase, from its own statistics (bench/README.md, "What a run does",
-11): each figure the difference of a snapshot before and after, the harness's own queries left
-out of the statements (`harness_connection`)."""
+11): the difference of snapshots, the harness's own queries left out (`harness_connection`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.utils import timezone
 
 from leaderboards import store
-from scripts.processes import CeleryWorker, WebServer
+from scripts.processes import CeleryWorker, Timeout, WebServer
 
 from . import load, report
 from .core import BenchError, Phases, say
@@ -271,11 +271,9 @@ def _profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[flo
                 part: profile_finish(process, out, timeout=seconds + 30)
                 for part, (process, out) in running.items()
             }
-        except (BenchError, OSError) as exc:
+        except (BenchError, OSError, Timeout) as exc:
             # A profile explains the figures; it is not one of them, so its failure is noted only.
             profiles[label] = {"error": str(exc)}
             for process, _ in running.values():
-                if process.poll() is None:
-                    process.kill()
-                    process.wait(timeout=10)
+                process.stop()
     return True

@@ -4,13 +4,12 @@ phase (never during a measured run), and the stacks are summed by package and by
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from scripts.processes import BIN, ROOT
+from scripts.processes import BIN, ROOT, Process
 
 from .core import BenchError
 
@@ -22,25 +21,18 @@ def py_spy() -> str | None:
     return shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
 
 
-def profile_start(*, pid: int, seconds: float, output: Path) -> subprocess.Popen[bytes]:
+def profile_start(*, pid: int, seconds: float, output: Path) -> Process:
     """py-spy on `pid` and its children, threads holding the GIL only (CPU, not waiting)."""
     argv = [str(py_spy()), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
     argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
-    argv += [str(max(1, round(seconds))), "--output", str(output)]
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    argv += [str(max(1, round(seconds))), "--output", str(output.resolve())]
+    return Process(argv, log=output.with_suffix(".log")).start()
 
 
-def profile_finish(
-    process: subprocess.Popen[bytes], output: Path, timeout: float
-) -> dict[str, Any]:
-    try:
-        _, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise BenchError("py-spy did not finish in time") from None
-    if process.returncode != 0 or not output.exists():
-        raise BenchError(f"py-spy failed: {stderr.decode(errors='replace').strip()[-500:]}")
+def profile_finish(process: Process, output: Path, timeout: float) -> dict[str, Any]:
+    """The profile's summary once py-spy is done (Timeout when it overstays)."""
+    if process.wait(timeout) != 0 or not output.exists():
+        raise BenchError(f"py-spy failed: {process.output().strip()[-500:]}")
     return profile_summary(output)
 
 

@@ -1,6 +1,5 @@
-"""What segments and clans cost Redis: the mirror's own script (MIRROR) writes N players into a
-board without dimensions and one with two and clans, on a private Redis 7: Redis's CPU a write and
-the memory a player costs (bench/README.md, "What segments cost")."""
+"""What segments and clans cost Redis: the mirror's own script writes N players into a board
+without dimensions and one with two and clans (bench/README.md, "What segments cost")."""
 
 from __future__ import annotations
 

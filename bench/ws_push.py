@@ -18,8 +18,8 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -31,8 +31,10 @@ from scripts.processes import (
     WebServer,
     free_port,
     group_pids,
+    rss_kib,
     wait_until,
 )
+from scripts.receiver import Receiver
 
 from . import core, environment
 from .core import BenchError, latency_summary
@@ -109,60 +111,35 @@ def django_prepare(variables: dict[str, str], *, run_seconds: float) -> tuple[in
     return season.pk, {"board": season.board.slug, "season": season.slug, "api_key": key}
 
 
-class WebhookReceiver(ThreadingHTTPServer):
-    """A game backend that takes every event (200), counting them; the run also registers one
-    that is down (nothing listens at its port), as a deployment has its dead endpoints."""
+def webhooks_register(receiver: Receiver, *, none: bool) -> None:
+    """Two endpoints for every event (unless `none`): `receiver`, which takes every event, and
+    one that is down (nothing listens at its port), as a deployment has its dead endpoints."""
+    from webhooks.models import WebhookEndpoint, WebhookEvent
 
-    def __init__(self) -> None:
-        self.received = Counter()
-        receiver = self
+    WebhookEndpoint.objects.all().delete()
+    WebhookEvent.objects.all().delete()  # an earlier run's
+    for url in () if none else (receiver.url, f"http://127.0.0.1:{free_port()}/down"):
+        WebhookEndpoint.objects.create(url=url, secret=uuid.uuid4().hex, timeout_seconds=2)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                receiver.received[json.loads(body)["type"]] += 1
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
 
-            def log_message(self, *args: object) -> None:
-                pass
+def webhooks_figures(receiver: Receiver) -> dict[str, Any]:
+    """What the webhooks were told in the run: events by type, and the deliveries' fate."""
+    from django.db.models import Count
 
-        super().__init__(("127.0.0.1", free_port()), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+    from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
-    def endpoints_register(self, *, none: bool) -> None:
-        from webhooks.models import WebhookEndpoint, WebhookEvent
-
-        WebhookEndpoint.objects.all().delete()
-        WebhookEvent.objects.all().delete()  # an earlier run's
-        for url in (
-            ()
-            if none
-            else (
-                f"http://127.0.0.1:{self.server_port}/up",
-                f"http://127.0.0.1:{free_port()}/down",
-            )
-        ):
-            WebhookEndpoint.objects.create(url=url, secret=uuid.uuid4().hex, timeout_seconds=2)
-
-    def figures(self) -> dict[str, Any]:
-        """What the webhooks were told in the run: events by type, and the deliveries' fate."""
-        from django.db.models import Count
-
-        from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-
-        events = WebhookEvent.objects.values_list("type").annotate(Count("pk"))
-        deliveries = WebhookDelivery.objects.values_list("endpoint__url", "status")
-        return {
-            "endpoints": WebhookEndpoint.objects.count(),
-            "events_by_type": dict(events),
-            "deliveries": {
-                f"{'up' if url.endswith('/up') else 'down'} {status}": count
-                for (url, status), count in Counter(deliveries).items()
-            },
-            "received_by_type": dict(self.received),
-        }
+    events = WebhookEvent.objects.values_list("type").annotate(Count("pk"))
+    deliveries = WebhookDelivery.objects.values_list("endpoint__url", "status")
+    received = Counter(json.loads(r.body)["type"] for r in receiver.received)
+    return {
+        "endpoints": WebhookEndpoint.objects.count(),
+        "events_by_type": dict(events),
+        "deliveries": {
+            f"{'up' if url == receiver.url else 'down'} {status}": count
+            for (url, status), count in Counter(deliveries).items()
+        },
+        "received_by_type": dict(received),
+    }
 
 
 def results_received(match_prefix: str, since: datetime, until: datetime) -> dict[str, Any]:
@@ -189,14 +166,6 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
         "accepted_after_window": sum(later for _, _, later in rows),
         "per_second": per_second,
     }
-
-
-def rss_kib(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/status") as status:
-            total += sum(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return total
 
 
 def board_fill(target: dict[str, str], options: Any, rng: random.Random) -> list[str]:
@@ -371,21 +340,17 @@ class Probe(OpenLoopSender):
         }
 
 
+@dataclass
 class PushRun:
     """The servers, the season and the sockets every phase of a run works on."""
 
-    def __init__(
-        self,
-        options: Any,
-        web: WebServer,
-        worker: CeleryWorker,
-        season_id: int,
-        posting: dict[str, str],
-    ) -> None:
-        self.options, self.web, self.worker, self.season_id = options, web, worker, season_id
-        self.target = {"url": web.base_url, **posting}  # where and with what key the phases post
-        self.listener = Listener()
-        self.rotation: Iterator[str] = iter(())
+    options: Any
+    web: WebServer
+    worker: CeleryWorker
+    season_id: int
+    target: dict[str, str]  # where and with what key the phases post
+    listener: Listener = field(default_factory=Listener)
+    rotation: Iterator[str] = field(default_factory=lambda: iter(()))
 
     async def measure(self, players: list[str]) -> dict[str, Any]:
         options, web, listener = self.options, self.web, self.listener
@@ -542,14 +507,14 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             THROTTLE_PUBLIC_RATE="",
             THROTTLE_GAME_SERVER_RATE="",
             LIVE_SOCKETS_PER_ADDRESS="0",
-            # The webhooks' receivers listen on 127.0.0.1 (WebhookReceiver).
+            # The webhooks' receiver listens on 127.0.0.1 (scripts/receiver.py).
             WEBHOOK_ALLOW_PRIVATE_URLS="1",
         )
         # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
-        receiver = WebhookReceiver()
-        receiver.endpoints_register(none=options.no_webhooks)
+        receiver = Receiver().start()
+        webhooks_register(receiver, none=options.no_webhooks)
         env = environment.server_env(variables)
         worker = CeleryWorker(
             env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
@@ -560,7 +525,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
         web = WebServer(env=env, log=logs / "web.log", workers=WEB_WORKERS)
         with worker.start(), webhooks.start(), web.start():
             say(f"filling the board with {options.board_players} players")
-            run = PushRun(options, web, worker, season_id, posting)
+            run = PushRun(options, web, worker, season_id, {"url": web.base_url, **posting})
             players = board_fill(run.target, options, random.Random(options.seed))
             from leaderboards import store
 
@@ -571,8 +536,8 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             )
             say(f"opening {options.sockets} sockets")
             figures = asyncio.run(run.measure(players))
-            figures["webhooks"] = receiver.figures()
-        receiver.shutdown()
+            figures["webhooks"] = webhooks_figures(receiver)
+        receiver.stop()
     result |= {
         # This shared machine's speed varies by half between runs, and every figure with it.
         "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},

@@ -113,6 +113,16 @@ class Process:
     def running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
+    def wait(self, timeout: float) -> int:
+        """Its exit code once it exits; Timeout after `timeout` (it is left running)."""
+        assert self.popen is not None, "the process was never started"
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Timeout(
+                f"{Path(self.args[0]).name} did not exit within {timeout:.0f} s"
+            ) from None
+
     def signal_group(self, signum: int) -> None:
         if self.popen is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -358,6 +368,15 @@ def proc_stats() -> dict[int, ProcStat]:
 def group_pids(pgid: int) -> list[int]:
     """Live processes of a process group."""
     return [pid for pid, p in proc_stats().items() if p.pgrp == pgid and p.state != "Z"]
+
+
+def rss_kib(pids: list[int]) -> int:
+    """The resident memory of processes, in KiB (one gone meanwhile counts nothing)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/status") as status:
+            total += sum(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+    return total
 
 
 def apt_install(*packages: str, recommends: bool = False) -> None:

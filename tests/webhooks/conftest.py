@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
+from scripts.receiver import Receiver
 from tests.factories import WebhookEndpointFactory
 from webhooks.models import WebhookEndpoint
-
-from .receiver import Receiver
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 SECRET = "whsec-tests-only"

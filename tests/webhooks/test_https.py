@@ -10,11 +10,10 @@ import subprocess
 
 import pytest
 
+from scripts.receiver import Receiver
 from tests.factories import WebhookEndpointFactory
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_event_emit
-
-from .receiver import Receiver
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
-"""A real HTTP receiver for the webhook tests: a ThreadingHTTPServer on a free port of 127.0.0.1,
-in a thread of the test process, recording every POST's raw body and headers. It can be down
-(stopped, then started again on the same port), slow, answer any status, redirect, or speak
-HTTPS with a certificate it is given."""
+"""A real HTTP receiver of webhooks, for the webhook tests and the push benchmark: a
+ThreadingHTTPServer on a free port of 127.0.0.1, in a thread of the process that starts it,
+recording every POST's raw body and headers. It can be down (stopped, then started again on the
+same port), slow, answer any status, redirect, or speak HTTPS with a certificate it is given."""
 
 from __future__ import annotations
 
