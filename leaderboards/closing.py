@@ -32,9 +32,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from config.building_blocks.errors import Conflict
+from matches.models import PlayerTotal
 from seasons.locks import SeasonBusy, season_job
 from seasons.models import MAX_SEASON_SECONDS, Season, SeasonState
-from seasons.scoring import elapsed_of, points_of
+from seasons.scoring import elapsed_of_sql, points_of_sql
 from seasons.services import season_create
 from webhooks.models import EventType
 from webhooks.services import webhook_event_emit
@@ -186,17 +187,38 @@ def _bans_repair(season: Season) -> None:
         )
 
 
+# The ZSET is copied as it is into a temporary table (no WAL, no index), then into the archive
+# in one statement that takes each player's exact time from their total (the ZSET holds whole
+# seconds): writing the archive's rows once, where an UPDATE of every row's time after the
+# copy had rewritten each row and its four indexes, most of a large season's close.
+_SNAPSHOT_TABLE = """
+    CREATE TEMPORARY TABLE close_snapshot (
+        rank integer, competition_rank integer, player_id text, composite bigint
+    ) ON COMMIT DROP
+"""
+_ARCHIVE_FROM_SNAPSHOT = f"""
+    INSERT INTO {ARCHIVE_TABLES.standings}
+        (season_id, rank, competition_rank, player_id, points, reached_at)
+    SELECT %(season)s, s.rank, s.competition_rank, s.player_id,
+        {points_of_sql(composite="s.composite", lowest_first="%(lowest_first)s")},
+        COALESCE(t.reached_at, %(starts_at)s
+                 + make_interval(secs => {elapsed_of_sql(composite="s.composite")}))
+    FROM close_snapshot s
+    LEFT JOIN {PlayerTotal._meta.db_table} t
+        ON t.season_id = %(season)s AND t.player_id = s.player_id
+"""
+
+
 def _snapshot(season: Season, on_progress: Progress | None) -> int:
-    """Copy the ZSET, by rank in pages, into the archive; one transaction replaces any earlier
-    partial copy, so a crash here leaves either nothing or a whole snapshot."""
+    """Copy the ZSET, by rank in pages, into the archive, each player's time PostgreSQL's exact
+    one; one transaction replaces any earlier partial copy, so a crash here leaves either
+    nothing or a whole snapshot. The points are the ZSET's, for _verify to check."""
     expected = store.board_size(season.pk, shards=season.shards)
-    lowest_first = season.board.lowest_first
     copied = 0
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("DELETE FROM seasons_archivedstanding WHERE season_id = %s", [season.pk])
+        cursor.execute(_SNAPSHOT_TABLE)
         with cursor.cursor.copy(
-            "COPY seasons_archivedstanding"
-            " (season_id, rank, competition_rank, player_id, points, reached_at) FROM STDIN"
+            "COPY close_snapshot (rank, competition_rank, player_id, composite) FROM STDIN"
         ) as copy:
             for page in store.iter_standings(
                 season.pk, page_size=SNAPSHOT_PAGE, shards=season.shards
@@ -204,17 +226,29 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
                 for standing in page:
                     copy.write_row(
                         (
-                            season.pk,
                             standing.rank,
                             standing.better_count + 1,
                             standing.player_id,
-                            points_of(standing.composite, lowest_first=lowest_first),
-                            season.starts_at + timedelta(seconds=elapsed_of(standing.composite)),
+                            standing.composite,
                         )
                     )
                 copied += len(page)
                 if on_progress is not None:
                     on_progress("snapshot", copied, expected)
+        cursor.execute(
+            f"DELETE FROM {ARCHIVE_TABLES.standings} WHERE season_id = %s",  # noqa: S608
+            [season.pk],
+        )
+        cursor.execute(
+            _ARCHIVE_FROM_SNAPSHOT,
+            {
+                "season": season.pk,
+                "lowest_first": season.board.lowest_first,
+                "starts_at": season.starts_at,
+            },
+        )
+        # Dropped here too: inside an outer transaction (a test's) the commit is not this one's.
+        cursor.execute("DROP TABLE close_snapshot")
     return copied
 
 
@@ -250,17 +284,6 @@ def _verify(season: Season) -> dict[str, int]:
             [season.starts_at, season.pk],
         )
         (wrong_ranks,) = cursor.fetchone()
-        if not wrong_players and not wrong_ranks:
-            # The ZSET holds whole seconds; keep PostgreSQL's exact time in the archive.
-            cursor.execute(
-                """
-                UPDATE seasons_archivedstanding a SET reached_at = t.reached_at
-                FROM matches_playertotal t
-                WHERE a.season_id = %s AND t.season_id = a.season_id
-                  AND t.player_id = a.player_id AND a.reached_at <> t.reached_at
-                """,
-                [season.pk],
-            )
     problems = {"wrong_players": wrong_players, "wrong_ranks": wrong_ranks}
     return {name: count for name, count in problems.items() if count}
 

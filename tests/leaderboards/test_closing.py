@@ -112,6 +112,38 @@ def test_closing_archives_exact_standings_and_rewards(ended):
     )
 
 
+@pytest.mark.parametrize("sort_order", ["highest_first", "lowest_first"])
+def test_the_archive_holds_each_players_points_and_exact_time(post_scores, sort_order):
+    # given: times with microseconds, which the ZSET holds as whole seconds
+    now = timezone.now()
+    season = SeasonFactory(
+        board=BoardFactory(slug="timed", sort_order=sort_order),
+        slug="timed",
+        starts_at=now - timedelta(days=1, microseconds=345),
+    )
+    body = [
+        {
+            "board": "timed",
+            "player_id": f"t{i}",
+            "points": 10 * i,
+            "match_id": f"m{i}",
+            "ended_at": (season.starts_at + timedelta(seconds=i, microseconds=1 + i)).isoformat(),
+        }
+        for i in range(1, 5)
+    ]
+    assert post_scores(body).status_code == 200
+
+    closed = closing.season_close(season=season, force=True)
+
+    archived = ArchivedStanding.objects.filter(season=closed)
+    assert sorted(archived.values_list("player_id", "points", "reached_at")) == sorted(
+        closed.totals.values_list("player_id", "points", "reached_at")
+    )
+    best_first = ["t4", "t3", "t2", "t1"]
+    expected = best_first if sort_order == "highest_first" else best_first[::-1]
+    assert list(archived.order_by("rank").values_list("player_id", flat=True)) == expected
+
+
 def test_of_overlapping_rank_ranges_the_one_starting_highest_wins(ended):
     # Ranks 2 and 3 are in "podium" (1-3) and in "silver" (2-3): silver starts higher. Rank 1 is
     # in "gold" (1-1) and "podium", which start alike: the range ending first, gold, wins.
