@@ -185,13 +185,14 @@ def season_load(
     sid, bid = season.pk, season.board_id
     minutes: dict[int, str] = {}
 
-    def at(elapsed: int) -> str:
-        """A timestamp as COPY text, from a per-minute cache (a datetime a row costs more)."""
+    def at(elapsed: int, player: int) -> str:
+        """A timestamp as COPY text, from a per-minute cache (a datetime a row costs more), with
+        microseconds as the API's results have them (the ZSET keeps whole seconds)."""
         minute, second = divmod(elapsed, 60)
         if minute not in minutes:
             moment = season.starts_at + timedelta(minutes=minute)
             minutes[minute] = moment.strftime("%Y-%m-%d %H:%M:")
-        return f"{minutes[minute]}{second:02d}+00"
+        return f"{minutes[minute]}{second:02d}.{player * 7919 % 1_000_000:06d}+00"
 
     def rows(
         what: str, line: Callable[[int, int, str], str], end: str
@@ -206,7 +207,7 @@ def season_load(
                 yield count, "".join(line(start + i, 0, "") + end for i in range(count))
                 continue
             points, elapsed = chunk_scores(seed, start, count, span)
-            lines = (line(start + i, points[i], at(elapsed[i])) + end for i in range(count))
+            lines = (line(start + i, points[i], at(elapsed[i], start + i)) + end for i in range(count))
             yield count, "".join(lines)
 
     segmented = bool(season.board.segment_dimensions)
