@@ -489,14 +489,11 @@ def test_an_unsent_message_is_replaced_by_a_newer_one_of_its_kind():
     async def scenario() -> None:
         release = asyncio.Event()
 
-        async def send(text: str) -> None:
+        async def send(message: dict[str, Any]) -> None:
             await release.wait()
-            sent.append(text)
+            sent.append(message["text"])
 
-        async def close(code: int) -> None:
-            sent.append(f"close {code}")
-
-        subscriber = live.Subscriber(send=send, close=close)
+        subscriber = live.Subscriber(send)
         subscriber.push("top", '{"type":"top","v":1}')
         await asyncio.sleep(0)
         subscriber.push("top", '{"type":"top","v":2}')
@@ -521,13 +518,13 @@ def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
     dropped: list[live.Subscriber] = []
 
     async def scenario() -> live.Subscriber:
-        async def send(text: str) -> None:
-            await asyncio.Event().wait()
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "websocket.close":
+                closed.append(message["code"])
+            else:
+                await asyncio.Event().wait()
 
-        async def close(code: int) -> None:
-            closed.append(code)
-
-        subscriber = live.Subscriber(send=send, close=close)
+        subscriber = live.Subscriber(send)
         subscriber.on_drop = dropped.append
         subscriber.push("top", '{"type":"top"}')
         await asyncio.sleep(0.3)
