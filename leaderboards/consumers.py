@@ -19,7 +19,7 @@ from django.http import QueryDict
 from redis.exceptions import RedisError
 from rest_framework import serializers
 
-from config.building_blocks.api import StrictCharField, StrictSerializer, validate_query
+from config.building_blocks.api import StrictCharField, StrictSerializer, validate_query_with
 from config.building_blocks.errors import DomainError, InvalidInput, NotFound, Unavailable
 from config.building_blocks.player_ids import player_id_field_validator
 from config.building_blocks.throttles import scope_client_address
@@ -52,6 +52,10 @@ class LiveQuery(serializers.Serializer):
     clans = serializers.IntegerField(min_value=0, max_value=100, default=0)
     # Checked against the board's dimensions once the season is known (segments.segment_parse).
     segment = serializers.CharField(required=False, max_length=100, trim_whitespace=False)
+
+
+# The one LiveQuery every socket's URL is validated with (validate_query_with says why).
+LIVE_QUERY = LiveQuery()
 
 
 class ClientMessage(StrictSerializer):
@@ -96,7 +100,7 @@ async def leaderboard_socket(scope: dict[str, Any], receive: Any, send: Any) -> 
 async def _subscribe(subscriber: live.Subscriber, scope: dict[str, Any]) -> None:
     """Validate the subscription the URL asks for and start it; a bad one is rejected."""
     try:
-        query = validate_query(LiveQuery, QueryDict(scope["query_string"]))
+        query = validate_query_with(LIVE_QUERY, QueryDict(scope["query_string"]))
         season = await database_sync_to_async(season_for_read)(
             board_slug=scope["url_route"]["kwargs"]["board"],
             season_slug=query.get("season"),
