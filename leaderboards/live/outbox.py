@@ -80,7 +80,8 @@ class Subscriber:
         # told: (clan_id, points, name) from the top.
         self.clans = 0
         self.clans_told: list[tuple[str, int, str]] | None = None
-        # The top entries this socket was last given, and when.
+        # The top entries this socket was last given (shared by the sockets told the same
+        # top), and when.
         self.top_told: list[dict[str, Any]] | None = None
         self.top_told_at = float("-inf")
         self.open = True
@@ -130,6 +131,8 @@ class Subscriber:
                     await self._send(
                         {"type": "websocket.send", "text": f'{{"seq":{self.seq},{body[1:]}'}
                     )
+            # An emptied dict keeps the table it grew: an idle socket's outbox lets it go.
+            self._outbox.clear()
             if self._close_code is not None:
                 self.open = False
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
