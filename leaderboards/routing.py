@@ -5,5 +5,5 @@ from django.urls import path
 from . import consumers
 
 websocket_urlpatterns = [
-    path("ws/v1/leaderboard/<str:board>/", consumers.LeaderboardConsumer.as_asgi()),
+    path("ws/v1/leaderboard/<str:board>/", consumers.leaderboard_socket),
 ]

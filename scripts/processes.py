@@ -280,6 +280,9 @@ class WebServer(Server):
         args = [str(BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(self.port)]
         # Warnings only: at INFO uvicorn logs every WebSocket's opening and closing.
         args += ["--workers", str(workers), "--lifespan", "off", "--no-access-log"]
+        # The Procfile's: no proxy headers of uvicorn's own (config/building_blocks/throttles.py),
+        # no per-message compression (docs/websocket.md, "What a socket costs").
+        args += ["--no-proxy-headers", "--ws-per-message-deflate", "false"]
         super().__init__([*args, "--log-level", "warning"], log=log, env=env)
 
     def ready(self) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from typing import Any
 
 from . import messages, rank_events
 from .messages import encode
@@ -35,15 +34,15 @@ async def top_deliver(sockets: SeasonSockets, reading: TickReading) -> None:
                     sub
                     for k, subs in sockets.top_followers.items()
                     for sub in subs
-                    if sub.top_told != reading.top[:k]
+                    if sub.top_told != reading.top_of(k)
                 ),
                 key=lambda sub: sub.top_told_at,
             )
         )
     if not sockets.top_waiting:
         return
-    # Each K's entries and message, made once for all its sockets.
-    tops: dict[int, tuple[list[dict[str, Any]], str]] = {}
+    # Each K's message, made once for all its sockets.
+    bodies: dict[int, str] = {}
     now = time.monotonic()
     sent = 0
     budget = int(sockets.budget.available())
@@ -51,14 +50,10 @@ async def top_deliver(sockets: SeasonSockets, reading: TickReading) -> None:
         sub = sockets.top_waiting.popleft()
         if not sub.open or sub not in sockets.subscribers:
             continue
-        if sub.top not in tops:
-            tops[sub.top] = (
-                reading.top[: sub.top],
-                encode(messages.top_message(sockets.season, reading, sub.top)),
-            )
-        entries, body = tops[sub.top]
-        sub.push("top", body)
-        sub.top_told, sub.top_told_at = entries, now
+        if sub.top not in bodies:
+            bodies[sub.top] = encode(messages.top_message(sockets.season, reading, sub.top))
+        sub.push("top", bodies[sub.top])
+        sub.top_told, sub.top_told_at = reading.top_of(sub.top), now
         sent += 1
         if sent % FANOUT_BATCH == 0:
             # Let the sockets served so far write (and other messages go) before more.
@@ -139,7 +134,7 @@ def snapshot_send(sockets: SeasonSockets, sub: Subscriber, reading: TickReading)
             )
         ),
     )
-    sub.top_told, sub.top_told_at = reading.top[: sub.top], time.monotonic()
+    sub.top_told, sub.top_told_at = reading.top_of(sub.top), time.monotonic()
     sockets.subscribers.add(sub)
     if sub.top > 0:
         sockets.top_followers.setdefault(sub.top, set()).add(sub)

@@ -2,6 +2,8 @@
 
 A slow client costs a few messages of memory, never a queue; one that has not taken a message
 for SEND_TIMEOUT_SECONDS is closed. What the socket follows is kept here too, for the ticker.
+An idle socket holds one of these for as long as it is open, so it keeps only what it needs:
+slots, no task while nothing is queued (docs/websocket.md, "What a socket costs").
 """
 
 from __future__ import annotations
@@ -33,14 +35,32 @@ class Subscriber:
     older one of the same kind; `seq` is given when a message is sent, so it has no gaps.
     """
 
-    def __init__(
-        self,
-        *,
-        send: Callable[[str], Awaitable[None]],
-        close: Callable[[int], Awaitable[None]],
-    ) -> None:
+    __slots__ = (
+        "_send",
+        "seq",
+        "season_id",
+        "segment",
+        "top",
+        "around",
+        "player_id",
+        "players",
+        "friends_of",
+        "friends_members",
+        "friends_told",
+        "clans",
+        "clans_told",
+        "top_told",
+        "top_told_at",
+        "open",
+        "on_drop",
+        "_outbox",
+        "_close_code",
+        "_writer",
+    )
+
+    def __init__(self, send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        # The socket's ASGI `send`: messages and the close go through it.
         self._send = send
-        self._close = close
         self.seq = 0
         self.season_id: int | None = None
         # The segment the socket reads within (None: the whole board).
@@ -60,7 +80,8 @@ class Subscriber:
         # told: (clan_id, points, name) from the top.
         self.clans = 0
         self.clans_told: list[tuple[str, int, str]] | None = None
-        # The top entries this socket was last given, and when.
+        # The top entries this socket was last given (shared by the sockets told the same
+        # top), and when.
         self.top_told: list[dict[str, Any]] | None = None
         self.top_told_at = float("-inf")
         self.open = True
@@ -107,20 +128,24 @@ class Subscriber:
                 body = self._outbox.pop(kind)
                 self.seq += 1
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                    await self._send(f'{{"seq":{self.seq},{body[1:]}')
+                    await self._send(
+                        {"type": "websocket.send", "text": f'{{"seq":{self.seq},{body[1:]}'}
+                    )
+            # An emptied dict keeps the table it grew: an idle socket's outbox lets it go.
+            self._outbox.clear()
             if self._close_code is not None:
                 self.open = False
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                    await self._close(self._close_code)
+                    await self._send({"type": "websocket.close", "code": self._close_code})
         except TimeoutError:
             logger.info("closing a live socket whose client stopped reading")
             self._drop()
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1):
-                    await self._close(CLOSE_SLOW_CLIENT)
+                    await self._send({"type": "websocket.close", "code": CLOSE_SLOW_CLIENT})
         except Exception:
-            # The client went away while a message was on its way; the consumer's disconnect
-            # handler unsubscribes it as well.
+            # The client went away while a message was on its way; the socket's endpoint
+            # (consumers.py) unsubscribes it as well when it hears of the close.
             self._drop()
         finally:
             self._writer = None

@@ -45,6 +45,16 @@ class TickReading:
     named: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The board's rank events' rules when asked (they change seldom: read now and then).
     rules: RankRules | None = None
+    # The top's first K entries by K, cut once for every socket told them (top_of).
+    top_cuts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def top_of(self, k: int) -> list[dict[str, Any]]:
+        """The top's first `k` entries: one list, whatever the number of sockets that keep it
+        as what they were told."""
+        entries = self.top_cuts.get(k)
+        if entries is None:
+            entries = self.top_cuts[k] = self.top[:k]
+        return entries
 
 
 @dataclass(frozen=True, slots=True)

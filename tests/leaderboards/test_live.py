@@ -330,6 +330,34 @@ def test_bad_parameters_get_an_error_then_a_close_code(season, path, close_code,
 
 
 @pytest.mark.django_db(transaction=True)
+def test_bad_parameters_are_told_in_the_rest_shape_and_leave_the_next_socket_alone(scores):
+    # given: one LiveQuery validates every socket's URL (consumers.LIVE_QUERY)
+    scores(p1=300)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        refused, error = await open_socket("/ws/v1/leaderboard/global/?top=101&n=-1")
+        await refused.receive_output(timeout=WAIT)
+        await refused.disconnect(timeout=WAIT)
+        accepted, snapshot = await open_socket("/ws/v1/leaderboard/global/?top=1&player_id=p1")
+        await accepted.disconnect()
+        return error, snapshot
+
+    error, snapshot = async_to_sync(scenario)()
+
+    assert error["error"] == {
+        "code": "validation_error",
+        "message": "Invalid query parameters.",
+        "details": {
+            "top": ["Ensure this value is less than or equal to 100."],
+            "n": ["Ensure this value is greater than or equal to 0."],
+        },
+    }
+    assert snapshot["type"] == "snapshot"
+    assert [entry["player_id"] for entry in snapshot["entries"]] == ["p1"]
+    assert [entry["player_id"] for entry in snapshot["player"]["entries"]] == ["p1"]
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("headers", [[(b"origin", b"http://evil.example")], []])
 def test_a_socket_opened_from_another_site_is_refused(season, headers):
     async def scenario() -> tuple[bool, Any]:
@@ -489,14 +517,11 @@ def test_an_unsent_message_is_replaced_by_a_newer_one_of_its_kind():
     async def scenario() -> None:
         release = asyncio.Event()
 
-        async def send(text: str) -> None:
+        async def send(message: dict[str, Any]) -> None:
             await release.wait()
-            sent.append(text)
+            sent.append(message["text"])
 
-        async def close(code: int) -> None:
-            sent.append(f"close {code}")
-
-        subscriber = live.Subscriber(send=send, close=close)
+        subscriber = live.Subscriber(send)
         subscriber.push("top", '{"type":"top","v":1}')
         await asyncio.sleep(0)
         subscriber.push("top", '{"type":"top","v":2}')
@@ -521,13 +546,13 @@ def test_a_client_that_stops_reading_is_closed_and_dropped(monkeypatch):
     dropped: list[live.Subscriber] = []
 
     async def scenario() -> live.Subscriber:
-        async def send(text: str) -> None:
-            await asyncio.Event().wait()
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "websocket.close":
+                closed.append(message["code"])
+            else:
+                await asyncio.Event().wait()
 
-        async def close(code: int) -> None:
-            closed.append(code)
-
-        subscriber = live.Subscriber(send=send, close=close)
+        subscriber = live.Subscriber(send)
         subscriber.on_drop = dropped.append
         subscriber.push("top", '{"type":"top"}')
         await asyncio.sleep(0.3)
