@@ -207,7 +207,9 @@ def season_load(
                 yield count, "".join(line(start + i, 0, "") + end for i in range(count))
                 continue
             points, elapsed = chunk_scores(seed, start, count, span)
-            lines = (line(start + i, points[i], at(elapsed[i], start + i)) + end for i in range(count))
+            lines = (
+                line(start + i, points[i], at(elapsed[i], start + i)) + end for i in range(count)
+            )
             yield count, "".join(lines)
 
     segmented = bool(season.board.segment_dimensions)
