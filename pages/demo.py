@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"demo: open {url}/ and watch the board move; Ctrl-C stops")
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, _stop)
+    # Ctrl-C stops it even when it was started with SIGINT ignored (a shell's background job),
+    # where Python installs no handler of its own.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     renewed = time.monotonic()
     try:
         with httpx.Client(base_url=url, headers=headers, timeout=10) as api:
