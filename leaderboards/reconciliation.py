@@ -271,7 +271,9 @@ def _rebuild_lost(season: Season, sample: Tally, now: datetime, why: str | None 
 
 def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     now = now or timezone.now()
-    page_size = _per_run(season, WALK_PAGE)
+    # Its size read from its ZSET once a run (counting its totals would cost more than a check).
+    size = store.board_size(season.pk, shards=season.shards)
+    page_size = _per_run(size, WALK_PAGE)
     page = list(
         PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
         .order_by("player_id")
@@ -304,7 +306,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     # The walk starts over once it reached the end of the season.
     last = page[-1] if len(page) == page_size else ""
     # Members PostgreSQL does not know have no total to compare against: a scan of Redis.
-    walk.drift += _remove_strangers(season, walk)
+    walk.drift += _remove_strangers(season, walk, _per_run(size, STRANGER_SCAN))
     Season.objects.filter(pk=season.pk).update(reconcile_cursor=last)
     season.reconcile_cursor = last
     _record(season, ReconciliationRun.Kind.WALK, walk, now)
@@ -313,22 +315,18 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     )
 
 
-def _per_run(season: Season, least: int) -> int:
-    """How many players a run checks of `season`: `least`, or on a larger season as many as
-    walk it through in WALK_RUNS runs (its size read from its ZSET: counting its totals would
-    cost more than the check)."""
-    size = store.board_size(season.pk, shards=season.shards)
+def _per_run(size: int, least: int) -> int:
+    """How many players a run checks of a season of `size`: `least`, or on a larger season as
+    many as walk it through in WALK_RUNS runs."""
     return max(least, -(-size // WALK_RUNS))
 
 
-def _remove_strangers(season: Season, tally: Tally) -> int:
-    """Members PostgreSQL has no total for, found by one stretch (STRANGER_SCAN members, more on
-    a larger set) of a scan through the ZSET that the next run resumes (ZSCAN's cursor, kept in
-    Redis): every member is looked at in turn, and no run reads a whole board. Returns how many
-    it found."""
+def _remove_strangers(season: Season, tally: Tally, scan: int) -> int:
+    """Members PostgreSQL has no total for, found by one stretch (`scan` members) of a scan
+    through the ZSET that the next run resumes (ZSCAN's cursor, kept in Redis): every member is
+    looked at in turn, and no run reads a whole board. Returns how many it found."""
     cursor = store.reconcile_scan_cursor(season.pk)
     strangers = scanned = 0
-    scan = _per_run(season, STRANGER_SCAN)
     while True:
         cursor, members = store.scan_standings(
             season.pk, cursor=cursor, count=CHUNK, shards=season.shards

@@ -98,13 +98,17 @@ def test_the_dashboard_rows_say_exactly_what_each_board_is_doing(weekly):
     )
 
 
+def _results_counted(queries: CaptureQueriesContext) -> list[dict[str, str]]:
+    return [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
+
+
 def test_each_minute_is_counted_once_then_read_from_the_cache(weekly):
     with time_machine.travel(NOW, tick=False):
         boards_health()
         with CaptureQueriesContext(connection) as queries:
             again = boards_health()
 
-    assert not [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
+    assert not _results_counted(queries)
     assert again[0].results_last_hour == 3
 
 
@@ -114,7 +118,7 @@ def test_the_minutes_the_sampler_counted_are_not_counted_again_by_the_table(week
         with CaptureQueriesContext(connection) as queries:
             health = boards_health()
 
-    assert not [q for q in queries.captured_queries if "matches_matchresult" in q["sql"]]
+    assert not _results_counted(queries)
     sampled = OperationsMinute.objects.order_by("-minute").values_list("results", flat=True)
     assert health[0].results_last_minute == sampled[0] == 1
     assert health[0].results_last_hour == sum(sampled) == 3
