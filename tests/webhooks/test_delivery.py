@@ -9,6 +9,7 @@ import json
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -30,9 +31,10 @@ BANNED = {"player_id": "p1", "reason": "aimbot", "banned_at": "2026-01-01T00:00:
 def emit(capture, data=BANNED, *, event_type="player.banned", board=None) -> WebhookEvent | None:
     """Emit one event and run the delivery its commit queues (Celery runs eagerly in tests);
     None when no endpoint wanted it (nothing is written then)."""
+    earlier = list(WebhookEvent.objects.values_list("id", flat=True))
     with capture(execute=True):
         webhook_event_emit(event_type=event_type, data=data, board=board)
-    return WebhookEvent.objects.order_by("created_at").last()
+    return WebhookEvent.objects.exclude(id__in=earlier).first()
 
 
 def only_delivery(endpoint=None) -> WebhookDelivery:
@@ -98,7 +100,10 @@ def test_a_receiver_down_then_up_gets_every_event_and_none_it_acknowledged_twice
     # given: two events acknowledged, then three while the receiver is down
     acknowledged = [emit(django_capture_on_commit_callbacks).id for _ in range(2)]
     receiver.stop()
-    missed = [emit(django_capture_on_commit_callbacks).id for _ in range(3)]
+    # The clock stands still while they fail: a first retry's jittered wait can be a few
+    # milliseconds, and the next emit's sweep would retry it early.
+    with time_machine.travel(timezone.now(), tick=False):
+        missed = [emit(django_capture_on_commit_callbacks).id for _ in range(3)]
     waiting = WebhookDelivery.objects.filter(event_id__in=missed)
     assert sorted(waiting.values_list("status", "attempts")) == [("pending", 1)] * 3
     assert all(
@@ -129,12 +134,13 @@ def test_a_dead_endpoint_is_tried_once_a_pause_not_once_a_delivery(
 ):
     # given: the receiver is down and the endpoint paused after its third failure in a row
     receiver.stop()
-    for _ in range(3):
-        emit(django_capture_on_commit_callbacks)
-    endpoint.refresh_from_db()
-    paused_until = endpoint.paused_until
-    for _ in range(5):
-        emit(django_capture_on_commit_callbacks)
+    with time_machine.travel(timezone.now(), tick=False):  # no retry falls due early
+        for _ in range(3):
+            emit(django_capture_on_commit_callbacks)
+        endpoint.refresh_from_db()
+        paused_until = endpoint.paused_until
+        for _ in range(5):
+            emit(django_capture_on_commit_callbacks)
 
     # when: runs come while it is paused, then one once the pause and every retry are due
     owed = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING)
