@@ -20,6 +20,7 @@ from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
 from .loaders import tool_version
 from .machine import cpu_times, machine_facts, python_probe_ms
+from .peak import peak_phase
 from .pgstats import harness_connection, postmaster_pid
 from .profiling import profile_finish, profile_start, py_spy
 from .reads import (
@@ -155,6 +156,8 @@ def _phases(bench: Bench) -> None:
                 _reads(bench, name, server)
             if name == "uncached":
                 _ingest(bench, server)
+    if options.peak_sockets and not options.writes_only:
+        peak_phase(bench)
 
 
 def _reads(bench: Bench, server_name: str, server: WebServer) -> None:

@@ -12,6 +12,7 @@ from .charts import charts_write
 from .core import RESULTS, get, json_write, ms, n, pct, share, table
 from .environment import PUBLIC_RATE_NEVER_REACHED
 from .ingest import EDGE_SECONDS, SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE
+from .peak import peak_section, peak_targets
 
 TARGET_PLAYERS = 10_000_000
 README = RESULTS.parent / "README.md"
@@ -35,7 +36,7 @@ MAIN_PHASE: Phase = (("open_loop", "batch"), "ingest_batch")
 BATCH_PHASE: Phase = (("ingest", "batch"), "ingest_batch")
 # Below this share of the offered rate answered, an open-loop latency figure is flagged.
 OPEN_READ_ANSWERED_SHARE = 0.99
-WHOLE_UNITS = ("results/s", "players/s", "x", "%")  # printed without decimals
+WHOLE_UNITS = ("results/s", "reads/s", "players/s", "x", "%")  # printed without decimals
 QUOTED_SETTINGS = """shared_buffers effective_cache_size max_wal_size checkpoint_timeout
 wal_compression synchronous_commit fsync full_page_writes autovacuum_vacuum_scale_factor"""
 TARGET_NOTES = {
@@ -111,6 +112,7 @@ def derive(results: dict[str, Any]) -> None:
         _target("Rebuild from PostgreSQL", get(results, "rebuild", "players_per_s"), 200_000,
                 "players/s", higher=True),
         *_open_loop_targets(results),
+        *peak_targets(results, _target),
     ]  # fmt: skip
 
 
@@ -626,6 +628,7 @@ SECTIONS = (
     _ingest_section,
     _open_loop_section,
     _search_section,
+    peak_section,
     _postgres_section,
     _memory_rebuild_section,
     _cpu_section,

@@ -168,6 +168,15 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
     }
 
 
+def open_files_allow(sockets: int) -> None:
+    """Raise this process's open-files limit for `sockets` and the rest, or say it cannot."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, max(soft, sockets + 1024))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    if wanted < sockets + 100:
+        raise BenchError(f"the open-files limit ({hard}) is too low for {sockets} sockets")
+
+
 def board_fill(target: dict[str, str], options: Any, rng: random.Random) -> list[str]:
     """One result for every player on the board; returns the followed players' ids (`ws0` ...;
     the others are `p0` ..., the ids the load writes)."""
@@ -207,9 +216,9 @@ class Listener:
                     self.arrivals.setdefault((message["player_id"], message["points"]), now)
         self.closed += 1
 
-    async def open(self, url: str, players: list[str]) -> None:
+    async def open(self, url: str, players: list[str], board: str = "global") -> None:
         gate = asyncio.Semaphore(CONNECTING_AT_ONCE)
-        ws_url = url.replace("http://", "ws://") + "/ws/v1/leaderboard/global/"
+        ws_url = url.replace("http://", "ws://") + f"/ws/v1/leaderboard/{board}/"
 
         async def open_one(player_id: str) -> None:
             async with gate:
@@ -292,8 +301,9 @@ class Probe(OpenLoopSender):
         self.posted: list[tuple[str, int, float, float]] = []  # player, total, sent, committed
 
     def _items(self, rng: random.Random, index: int, sent: int) -> list[dict[str, Any]]:
-        player_id, points = next(self.rotation), rng.randint(1, MAX_POINTS)
-        return [{"player_id": player_id, "points": points, "match_id": uuid.uuid4().hex}]
+        match_id = f"{self.load.match_prefix}-{uuid.uuid4().hex}"
+        result = self._result(next(self.rotation), rng, match_id)
+        return [result | {"points": rng.randint(1, MAX_POINTS)}]
 
     async def _answered(
         self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
@@ -487,11 +497,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
     options.board_players = max(20_000, 2 * options.sockets)
     # The board's players the sockets do not follow: p0 ..., the load's players.
     options.load_players = options.board_players - options.sockets
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = min(hard, max(soft, options.sockets + 1024))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    if wanted < options.sockets + 100:
-        raise BenchError(f"the open-files limit ({hard}) is too low for {options.sockets} sockets")
+    open_files_allow(options.sockets)
     database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
     database_url = environment.with_database(database_url, DATABASE)
     environment.database_create(database_url)

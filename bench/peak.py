@@ -1,0 +1,237 @@
+"""The peak at once (bench/README.md, "The peak at once"): on the run's season, results in
+batches at the open-loop rate, a player page's mix of reads at a fixed rate and sockets following
+players, all offered together; the read rate is searched for the highest at which every target
+holds together: freshness p99 and push p99 under 1 s, read p99 under 50 ms, nothing lost."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from scripts.processes import CeleryWorker, WebServer
+
+from .core import get, ms, n, say, table
+from .environment import Bench
+from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, IngestWindow
+from .loaders import h2load_open_loop
+from .openloop import OfferedLoad, OpenLoopSender
+from .ws_push import LOST_AFTER_SECONDS, Listener, MirrorWatch, Probe, open_files_allow
+
+# A player page's reads, by share of the requests (rank and around-me for the player, the top
+# 100 beside them, the HTML page itself now and then).
+READ_MIX = (
+    ("rank", 55, "/api/v1/leaderboard/players/{player}?board={board}&season={season}"),
+    ("around", 25, "/api/v1/leaderboard/players/{player}/around?n=5&board={board}&season={season}"),
+    ("top100", 15, "/api/v1/leaderboard/top?limit=100&board={board}&season={season}"),
+    ("page", 5, "/players/{player}/"),
+)
+READ_P99_MS, PUSH_P99_MS, READ_GOAL = 50.0, 1000.0, 6000
+# Below this share of the offered reads answered, the server did not keep up.
+READS_ANSWERED_SHARE = 0.99
+UP, DOWN = (8_000, 10_000, 12_000, 16_000, 20_000), (4_000, 3_000, 2_000, 1_000, 500)
+BATCH = 100
+SOCKETS_OPEN_SECONDS = 300
+
+
+def peak_phase(bench: Bench) -> None:
+    """Its own web server (production settings, sockets per address unlimited: every socket
+    comes from here) and Celery worker, the sockets open for every step of the search."""
+    options, env, phase = bench.options, bench.env, bench.phases.phase
+    results: dict[str, Any] = {}
+    with phase("peak at once: servers"):
+        variables = env.process_env() | {"LIVE_SOCKETS_PER_ADDRESS": "0"}
+        log = bench.log_dir
+        web = WebServer(env=variables, log=log / "web-peak.log", workers=options.web_workers)
+        worker = CeleryWorker(
+            env=variables, log=log / "celery-peak.log", concurrency=options.worker_concurrency
+        )
+        bench.processes.enter_context(worker.start())
+        bench.processes.enter_context(web.start())
+        bench.results["peak"] = results
+    if "peak" not in bench.results:  # the servers did not start (the phase says why)
+        return
+    with phase("peak at once"), web, worker:
+        cpu = {"web": web.pid, "worker": worker.pid, **bench.database_part}
+        asyncio.run(_search(bench, web, cpu, results))
+
+
+async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: dict) -> None:
+    options, season = bench.options, bench.season
+    load_players = options.players - options.probe_players
+    sockets = min(options.peak_sockets, load_players // 2)
+    open_files_allow(sockets)
+    # The sockets follow the last of the load's players, which the load then leaves alone.
+    followed = [f"p{i}" for i in range(load_players - sockets, load_players)]
+    listener = Listener()
+    opening = time.monotonic()
+    await listener.open(web.base_url, followed, board=season.board.slug)
+    while listener.snapshots < sockets and time.monotonic() - opening < SOCKETS_OPEN_SECONDS:
+        await asyncio.sleep(0.1)
+    order = random.Random(options.seed).sample(followed, len(followed))
+    rotation = itertools.cycle(order)
+    results.update(
+        sockets=sockets,
+        sockets_open_seconds=round(time.monotonic() - opening, 1),
+        snapshots=listener.snapshots,
+        write_rate=options.open_rate,
+        push_probe_rate=options.peak_push_rate,
+        seconds=options.peak_seconds,
+        read_mix={name: share for name, share, _ in READ_MIX},
+        steps=[],
+    )
+
+    def step(rate: float) -> dict[str, Any]:
+        return _step(bench, web, cpu, listener, rotation, sockets=sockets, read_rate=rate)
+
+    try:
+        first = await asyncio.to_thread(step, options.peak_read_rate)
+        results["steps"].append(first)
+        upwards = first["met"]
+        results["highest_read_rate_met"] = options.peak_read_rate if upwards else 0
+        ladder = [r for r in (UP if upwards else DOWN) if (r > first["read_rate"]) == upwards]
+        for rate in ladder[: options.search_steps or None]:
+            figures = await asyncio.to_thread(step, rate)
+            results["steps"].append(figures)
+            if figures["met"]:
+                results["highest_read_rate_met"] = rate
+            if figures["met"] != upwards:  # the first miss upwards, the first pass downwards
+                break
+    finally:
+        results["sockets_closed_by_server"] = listener.closed
+        await listener.close()
+
+
+def _step(
+    bench: Bench,
+    web: WebServer,
+    cpu: dict[str, int],
+    listener: Listener,
+    rotation: itertools.cycle[str],
+    *,
+    sockets: int,
+    read_rate: float,
+) -> dict[str, Any]:
+    """One rate of reads for `peak_seconds` beside the writes and the push probe; then the
+    mirror's drain and the checks every ingest phase makes (bench/ingest.py)."""
+    options, season = bench.options, bench.season
+    say(f"peak: {read_rate:,.0f} reads/s, {options.open_rate:,.0f} results/s, {sockets} sockets")
+    with IngestWindow(bench, web, cpu) as window:
+        tag = f"peak{read_rate:g}-{int(window.origin_wall)}"
+        writes = OpenLoopSender(OfferedLoad(
+            *window.target, options.open_rate, BATCH, window.load_players - sockets, tag,
+            options.senders,
+        )).start()  # fmt: skip
+        sent = None
+        try:
+            with MirrorWatch(season.pk) as mirror:
+                push = Probe(OfferedLoad(
+                    *window.target, options.peak_push_rate, 1, sockets,
+                    f"probe-push-{uuid.uuid4().hex[:8]}", senders=1,
+                ), rotation, mirror).start()  # fmt: skip
+                try:
+                    reads = h2load_open_loop(
+                        h2load=bench.h2load, uris=_read_uris(bench, web.base_url), rate=read_rate,
+                        connections=options.openread_connections, seconds=options.peak_seconds,
+                        work_dir=bench.log_dir / "h2load", label=f"peak-{read_rate:g}",
+                        seed=options.seed,
+                    )  # fmt: skip
+                    window.load_stopped()
+                    sent = writes.stop()
+                finally:
+                    push.stop()
+                time.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
+        finally:
+            if sent is None:
+                writes.stop()
+        figures = window.figures(seconds=sent["seconds"], started_wall=sent["started_at_epoch"])
+    pushes = push.pushes(listener)
+    offered = sent["offered_results"]
+    accepted = figures["accepted_results"] / offered if offered else None
+    verdicts = {
+        "writes_accepted": (accepted or 0.0) >= SUSTAINED_SHARE,
+        "freshness": _under(get(figures, "freshness_window", "p99_ms"), SUSTAINED_FRESHNESS_P99_MS),
+        "reads_answered": reads["achieved_share"] >= READS_ANSWERED_SHARE
+        and reads["non_2xx"] == reads["errors"] == 0,
+        "read_p99": _under(reads.get("p99_ms"), READ_P99_MS),
+        "push_p99": _under(get(pushes, "commit_to_push", "p99_ms"), PUSH_P99_MS),
+        "nothing_lost": pushes["lost"] == figures["freshness"]["lost"] == 0
+        and figures["consistency_after_drain"]["mismatched"] == 0,
+    }
+    return {
+        "read_rate": read_rate,
+        "met": all(verdicts.values()),
+        "verdicts": verdicts,
+        "reads": reads,
+        "writes": {"batch_size": BATCH, "offered_results": offered, "accepted_share": accepted}
+        | figures
+        | {"sender": sent},
+        "pushes": pushes,
+    }
+
+
+def _under(value: float | None, limit: float) -> bool:
+    return value is not None and value < limit
+
+
+def _read_uris(bench: Bench, base: str) -> Callable[[random.Random, int], list[str]]:
+    """One loader's URIs: the mix's kinds drawn by share, each for a player of the season drawn
+    at random."""
+    season, options = bench.season, bench.options
+    board, slug = season.board.slug, season.slug
+    weights = [share for _, share, _ in READ_MIX]
+
+    def uris(rng: random.Random, count: int) -> list[str]:
+        kinds = rng.choices(READ_MIX, weights=weights, k=count)
+        return [
+            base + path.format(player=f"p{rng.randrange(options.players)}", board=board,
+                               season=slug)
+            for _, _, path in kinds
+        ]  # fmt: skip
+
+    return uris
+
+
+def peak_targets(results: dict[str, Any], target: Callable[..., dict[str, Any]]) -> list:
+    peak = results.get("peak")
+    if not peak:
+        return []
+    name = (f"Peak at once: highest read rate with everything met beside "
+            f"{n(peak['write_rate'])} results/s and {n(peak['sockets'])} sockets")  # fmt: skip
+    return [target(name, peak.get("highest_read_rate_met"), READ_GOAL, "reads/s", higher=True)]
+
+
+def peak_section(results: dict[str, Any], h: str) -> list[str]:
+    peak = results.get("peak")
+    if not peak or not peak.get("steps"):
+        return []
+    rows = []
+    for s in peak["steps"]:
+        reads, writes, pushes = s["reads"], s["writes"], s["pushes"]
+        missed = ", ".join(name for name, ok in s["verdicts"].items() if not ok)
+        lost = pushes["lost"] + writes["freshness"]["lost"]
+        rows.append((
+            n(s["read_rate"]), n(reads["achieved_per_s"]), ms(reads.get("p99_ms")),
+            ms(reads.get("p999_ms")), n(writes["accepted_results_per_s"]),
+            ms(get(writes, "freshness_window", "p99_ms")),
+            ms(get(pushes, "commit_to_push", "p99_ms")), str(lost),
+            "**met**" if s["met"] else f"missed: {missed}",
+        ))  # fmt: skip
+    mix = ", ".join(f"{name} {share}%" for name, share in peak["read_mix"].items())
+    intro = (
+        f"{n(peak['write_rate'])} results/s in batches of {BATCH}, reads at a fixed rate "
+        f"({mix}; h2load) and {n(peak['sockets'])} sockets following players (a push probe of "
+        f"{n(peak['push_probe_rate'])} results/s for them), all at once, open loop, "
+        f"{n(peak['seconds'])} s a rate. Highest read rate with every target met: "
+        f"**{n(peak.get('highest_read_rate_met'))} reads/s** (goal {n(READ_GOAL)}). Targets: "
+        f"freshness and push p99 under 1 s, read p99 under {n(READ_P99_MS)} ms with "
+        f"{READS_ANSWERED_SHARE:.0%} answered, every result accepted, nothing lost (lost: a "
+        f"probe result never shown, or a push later than {n(LOST_AFTER_SECONDS)} s)."
+    )
+    header = "Reads offered/s | answered/s | read p99 | p99.9 | results/s | freshness p99 | "
+    header += "push p99 | lost | verdict"
+    return [f"{h}# The peak at once", "", intro, "", *table(header, "rrrrrrrrl", rows), ""]
