@@ -3,6 +3,7 @@ match results and totals (read-only: they are the record), and game-server keys.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
@@ -23,7 +24,7 @@ from config.building_blocks.errors import Conflict
 from .corrections import result_void
 from .game_servers import game_server_delete, game_server_saved
 from .models import Clan, FriendList, GameServer, MatchResult, Player, PlayerTotal
-from .services import player_ban, player_memberships, player_unban
+from .services import player_ban, player_memberships, player_unban, player_upsert
 
 # The library's own key model is not used (game servers have theirs, GameServer, below): its
 # empty "API keys" section beside "Game-server keys" only confused operators.
@@ -151,9 +152,28 @@ class PlayerAdmin(LargeTableAdmin):
         "friends",
         "created_at",
         "updated_at",
+        # The write path's counter of segment changes, not the operator's to set.
+        "segments_changes",
     )
     actions = ["ban", "unban"]
     change_form_template = "admin/matches/player/change_form.html"
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Player | None = None
+    ) -> tuple[str, ...]:
+        # A player's id is the key of their results and totals: changing it on the form would
+        # save another player beside them, so an existing player's id is shown, not edited.
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return ("player_id", *fields) if obj is not None else fields
+
+    def save_model(self, request: HttpRequest, obj: Player, form: Any, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        # Through the service, so the boards forget their cached names once it commits.
+        player_upsert(
+            player_id=obj.player_id, display_name=obj.display_name, avatar_url=obj.avatar_url
+        )
 
     def has_delete_permission(self, request: HttpRequest, obj: Player | None = None) -> bool:
         # A player is the record of their results (PROTECT): ban them instead.

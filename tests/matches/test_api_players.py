@@ -202,3 +202,27 @@ def test_an_unscoped_key_still_creates_any_profile(server, db):
 
     assert response.status_code == 201
     assert Player.objects.get(player_id="newcomer").display_name == "New"
+
+
+def test_an_operator_renaming_a_player_in_the_admin_shows_on_the_boards_at_once(
+    admin_client, client, post_scores, season, django_capture_on_commit_callbacks
+):
+    # given: the player's name is on the board, and so in the boards' profile cache
+    Player.objects.create(player_id="p1", display_name="Ada")
+    post_scores({"player_id": "p1", "points": 5, "match_id": "m"})
+    assert client.get("/api/v1/leaderboard/top").json()["entries"][0]["display_name"] == "Ada"
+
+    # when: an operator changes the name and the avatar on the player's admin page
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = admin_client.post(
+            "/admin/matches/player/p1/change/",
+            {"display_name": "Ada L.", "avatar_url": "https://img.example/ada.png"},
+        )
+
+    # then: the next read of the board shows them, not the cached copy
+    assert saved.status_code == 302, saved.content[:2000]
+    entry = client.get("/api/v1/leaderboard/top").json()["entries"][0]
+    assert (entry["display_name"], entry["avatar_url"]) == (
+        "Ada L.",
+        "https://img.example/ada.png",
+    )
