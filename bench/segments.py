@@ -3,17 +3,21 @@ without dimensions and one with two and clans (bench/README.md, "What segments c
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from leaderboards.store.scripts import MIRROR
 from leaderboards.store.writes import UNREAD
+from scripts.processes import RedisServer, server_binary
 from seasons.scoring import TIME_SLOTS
 
 from .core import at_least, program_main, say, table
-from .engines import redis_private
 from .scores import ID_BYTES, standings
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.
@@ -28,6 +32,19 @@ OPTIONS = (("--members", 1_000_000, "players"),)
 _KEY_NAMES = """standings banned rebuild-marker rebuild whole corrected rebuild-corrected segments
 rebuild-segments segment-names rebuild-segment-names"""
 SHARD_KEYS = _KEY_NAMES.split()
+# The private Redis's client waits this long for one command (a pipelined pass of writes).
+COMMAND_TIMEOUT_SECONDS = 120
+
+
+@contextlib.contextmanager
+def redis_private() -> Iterator[redis.Redis]:
+    """A client to a private Redis 7 without persistence in a directory of its own; both gone
+    when the block ends."""
+    with tempfile.TemporaryDirectory(prefix="bench-segments-") as work:
+        server = RedisServer(Path(work), "redis", server=server_binary("redis"))
+        url, timeout = server.url(), COMMAND_TIMEOUT_SECONDS
+        with server.start(), redis.Redis.from_url(url, socket_timeout=timeout) as client:
+            yield client
 
 
 def _entry(player_id: str) -> str:
@@ -81,7 +98,7 @@ def measure(options: Any, result: dict[str, Any]) -> None:
     result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
     result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
     result["clan_members"] = CLAN_MEMBERS
-    with redis_private("redis") as (_, client):
+    with redis_private() as client:
         result["redis_version"] = client.info("server")["redis_version"]
         for name, segmented in (("plain", False), ("segmented", True)):
             say(f"{name}: {options.members:,} players", "segments")
