@@ -6,34 +6,60 @@ from __future__ import annotations
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scripts.processes import BIN, ROOT, Process
+from scripts.processes import BIN, ROOT, Process, Timeout
 
 from .core import BenchError
+from .environment import Bench
 
 PROJECT_DIRS = ("config", "leaderboards", "matches", "seasons")
 TOP = 12
+PROFILE_SECONDS = 10.0
 
 
-def py_spy() -> str | None:
-    return shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
-
-
-def profile_start(*, pid: int, seconds: float, output: Path) -> Process:
-    """py-spy on `pid` and its children, threads holding the GIL only (CPU, not waiting)."""
-    argv = [str(py_spy()), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
-    argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
-    argv += [str(max(1, round(seconds))), "--output", str(output.resolve())]
-    return Process(argv, log=output.with_suffix(".log")).start()
-
-
-def profile_finish(process: Process, output: Path, timeout: float) -> dict[str, Any]:
-    """The profile's summary once py-spy is done (Timeout when it overstays)."""
-    if process.wait(timeout) != 0 or not output.exists():
-        raise BenchError(f"py-spy failed: {process.output().strip()[-500:]}")
-    return profile_summary(output)
+def profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[float], Any]) -> bool:
+    """py-spy on each of `pids` and its children, threads holding the GIL only (CPU, not
+    waiting), while `load` repeats a phase; returns whether it ran."""
+    options, profiles = bench.options, bench.results["profiles"]
+    if not options.profile:
+        return False
+    spy = shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
+    if spy is None:
+        profiles["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
+        return False
+    seconds = min(PROFILE_SECONDS, options.read_seconds)
+    with bench.phases.phase(f"profile {label}"):
+        running = {}
+        try:
+            for part, pid in pids.items():
+                out = (bench.log_dir / f"profile-{label}-{part}.txt").resolve()
+                argv = [
+                    spy,
+                    "record",
+                    "--pid",
+                    str(pid),
+                    "--subprocesses",
+                    "--nonblocking",
+                    "--gil",
+                ]
+                argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
+                argv += [str(max(1, round(seconds))), "--output", str(out)]
+                running[part] = (Process(argv, log=out.with_suffix(".log")).start(), out)
+            load(seconds + 2)
+            profiles[label] = {}
+            for part, (process, out) in running.items():
+                if process.wait(seconds + 30) != 0 or not out.exists():
+                    raise BenchError(f"py-spy failed: {process.output().strip()[-500:]}")
+                profiles[label][part] = profile_summary(out)
+        except (BenchError, OSError, Timeout) as exc:
+            # A profile explains the figures; it is not one of them, so its failure is noted only.
+            profiles[label] = {"error": str(exc)}
+            for process, _ in running.values():
+                process.stop()
+    return True
 
 
 def _where(frame: str) -> tuple[str, str]:
@@ -91,9 +117,7 @@ def profile_summary(raw: Path) -> dict[str, Any]:
         return [[name, round(100 * n / total, 1)] for name, n in counter.most_common(TOP)]
 
     return {
-        "samples": total,
-        "self_by_package_pct": shares(by_package),
+        "samples": total, "self_by_package_pct": shares(by_package),
         "self_top_frames_pct": shares(self_frames),
-        "app_functions_inclusive_pct": shares(app_inclusive),
-        "raw": str(raw),
-    }
+        "app_functions_inclusive_pct": shares(app_inclusive), "raw": str(raw),
+    }  # fmt: skip
