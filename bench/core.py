@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import psycopg
 import redis
 
 from scripts.processes import ROOT, ServiceError, Timeout
@@ -64,6 +65,8 @@ class Program:
     can explain, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound like Ctrl-C, so every `finally`
     cleans up), 0 otherwise."""
 
+    EXPLAINED = (BenchError, ServiceError, Timeout, redis.RedisError, psycopg.OperationalError)
+
     def __init__(self, name: str) -> None:
         self.name, self.code = name, 0
 
@@ -76,24 +79,12 @@ class Program:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> bool:
-        if isinstance(exc, BenchError | ServiceError | Timeout | redis.RedisError):
+        if isinstance(exc, self.EXPLAINED):
             print(f"[{self.name}] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             self.code = 2
         elif isinstance(exc, KeyboardInterrupt):
             self.code = 130
         return self.code != 0
-
-
-def at_least(**least: int) -> Callable[[argparse.Namespace], str | None]:
-    """A check of options that must each be at least a number."""
-    return lambda options: next(
-        (
-            f"--{name} must be at least {v}"
-            for name, v in least.items()
-            if getattr(options, name) < v
-        ),
-        None,
-    )
 
 
 def program_main(
@@ -108,20 +99,14 @@ def program_main(
     """`python -m bench.<name>` with `options`, --seed and --output (`check` refuses them with a
     message): `measure(options, result)` fills the results, written to --output and shown by
     `report`. Returns the exit code."""
-    results_file = f"{name}-latest.json"
-    parsed = options_parse(
-        f"bench.{name}",
-        doc,
-        (
-            *options,
-            ("--seed", 1, "seed of the generated players"),
-            ("--output", RESULTS / results_file, f"results file (bench/results/{results_file})"),
-        ),
-        argv,
-    )
+    latest = f"{name}-latest.json"
+    seed = ("--seed", 1, "seed of the generated players")
+    output = ("--output", RESULTS / latest, f"results file (bench/results/{latest})")
+    parsed = options_parse(f"bench.{name}", doc, (*options, seed, output), argv)
     if problem := check(parsed):
         parsed.error(problem)
-    result: dict[str, Any] = {"benchmark": name, "when": now_stamp()}
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result: dict[str, Any] = {"benchmark": name, "when": when}
     with Program(name) as run:
         measure(parsed, result)
     if run.code:
@@ -132,14 +117,9 @@ def program_main(
     return 0
 
 
-def json_write(result: dict[str, Any], *paths: Path) -> None:
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=2, default=str) + "\n")
-
-
-def now_stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def json_write(result: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
 
 
 class Phases:
@@ -180,12 +160,13 @@ def percentile(ordered: Sequence[float], p: float) -> float:
 
 
 def latency_summary(samples_ms: Sequence[float], *, curve: bool = True) -> dict[str, Any]:
-    """p50/p90/p99/max/mean of samples in milliseconds, and the curve for the charts."""
+    """p50/p90/p99/p99.9/max/mean of samples in milliseconds, and the curve for the charts."""
     ordered = sorted(samples_ms)
     if not ordered:
         return {"samples": 0}
     summary: dict[str, Any] = {"samples": len(ordered)}
-    summary |= {f"p{p}_ms": round(percentile(ordered, p), 4) for p in (50, 90, 99)}
+    for p in (50, 90, 99, 99.9):
+        summary[f"p{p:g}_ms".replace(".", "")] = round(percentile(ordered, p), 4)
     summary.update(max_ms=round(ordered[-1], 4), mean_ms=round(sum(ordered) / len(ordered), 4))
     if curve:
         summary["curve_ms"] = [[p, round(percentile(ordered, p), 4)] for p in CURVE_PERCENTILES]

@@ -3,10 +3,8 @@ without dimensions and one with two and clans (bench/README.md, "What segments c
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from leaderboards.store.writes import UNREAD
 from scripts.processes import RedisServer, server_binary
 from seasons.scoring import TIME_SLOTS
 
-from .core import at_least, program_main, say, table
+from .core import program_main, say, table
 from .scores import ID_BYTES, standings
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.
@@ -34,17 +32,6 @@ rebuild-segments segment-names rebuild-segment-names"""
 SHARD_KEYS = _KEY_NAMES.split()
 # The private Redis's client waits this long for one command (a pipelined pass of writes).
 COMMAND_TIMEOUT_SECONDS = 120
-
-
-@contextlib.contextmanager
-def redis_private() -> Iterator[redis.Redis]:
-    """A client to a private Redis 7 without persistence in a directory of its own; both gone
-    when the block ends."""
-    with tempfile.TemporaryDirectory(prefix="bench-segments-") as work:
-        server = RedisServer(Path(work), "redis", server=server_binary("redis"))
-        url, timeout = server.url(), COMMAND_TIMEOUT_SECONDS
-        with server.start(), redis.Redis.from_url(url, socket_timeout=timeout) as client:
-            yield client
 
 
 def _entry(player_id: str) -> str:
@@ -85,24 +72,26 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict
     later = _writes(client, keys, options, segmented, TIME_SLOTS)
     sets = client.smembers(keys[SHARD_KEYS.index("segment-names")]) if segmented else set()
     return {
-        "dimensions": DIMENSIONS if segmented else 0,
-        "segment_sets": len(sets),
+        "dimensions": DIMENSIONS if segmented else 0, "segment_sets": len(sets),
         "clans": int(client.zcard(f"{keys[0]}:clans")),
-        "redis_cpu_us_first_write": round(first, 2),
-        "redis_cpu_us_later_write": round(later, 2),
+        "redis_cpu_us_first_write": round(first, 2), "redis_cpu_us_later_write": round(later, 2),
         "used_memory_growth_per_player": round(grown / options.members, 1),
-    }
+    }  # fmt: skip
 
 
 def measure(options: Any, result: dict[str, Any]) -> None:
     result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
     result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
     result["clan_members"] = CLAN_MEMBERS
-    with redis_private() as client:
-        result["redis_version"] = client.info("server")["redis_version"]
-        for name, segmented in (("plain", False), ("segmented", True)):
-            say(f"{name}: {options.members:,} players", "segments")
-            result[name] = board_measure(client, options, segmented=segmented)
+    # A private Redis 7 without persistence, in a directory of its own, gone at the end.
+    with tempfile.TemporaryDirectory(prefix="bench-segments-") as work:
+        server = RedisServer(Path(work), "redis", server=server_binary("redis"))
+        timeout = COMMAND_TIMEOUT_SECONDS
+        with server.start(), redis.Redis.from_url(server.url(), socket_timeout=timeout) as client:
+            result["redis_version"] = client.info("server")["redis_version"]
+            for name, segmented in (("plain", False), ("segmented", True)):
+                say(f"{name}: {options.members:,} players", "segments")
+                result[name] = board_measure(client, options, segmented=segmented)
     extra = [result[name]["used_memory_growth_per_player"] for name in ("segmented", "plain")]
     # The clan's members' set is a dimension's worth; its standing is one entry per clan.
     result["bytes_per_player_per_dimension"] = round((extra[0] - extra[1]) / (DIMENSIONS + 1), 1)
@@ -125,7 +114,9 @@ def report(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    check = at_least(members=BATCH)
+    def check(options: Any) -> str | None:
+        return f"--members must be at least {BATCH}" if options.members < BATCH else None
+
     return program_main("segments", __doc__, OPTIONS, argv, check, measure, report)
 
 
