@@ -113,39 +113,30 @@ class IngestWindow:
         params = {"probe": f"{PROBE_PREFIX}%", "since": self.since_id}
         params |= {"origin": start, "end": start + seconds}
         with conn.cursor() as cursor:
-            rows = results_by_second(
-                cursor, "id > %(since)s AND match_id NOT LIKE %(probe)s", params
-            )
+            load = "id > %(since)s AND match_id NOT LIKE %(probe)s"
+            rows = results_by_second(cursor, load, params)
         in_window = sum(before for second, before, _ in rows if second >= 0)
         load_accepted = sum(before + after for _, before, after in rows)
         probes = "FROM matches_matchresult WHERE id > %(since)s AND match_id LIKE %(probe)s"
-        all_accepted = (
-            load_accepted + conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
-        )
+        probes_accepted = conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
         edge, series = min(EDGE_SECONDS, seconds / 2), freshness["series"]
+        drain_seconds = round(time.monotonic() - self.stopped, 2)
+        mirror = {"backlog_when_load_stopped": self.at_stop, "drained": not any(backlog.values())}
+        mirror |= {"drain_seconds": drain_seconds, "backlog_left": backlog}
         return {
-            "seconds": round(seconds, 3),
-            "accepted_results": in_window,
+            "seconds": round(seconds, 3), "accepted_results": in_window,
             "accepted_results_per_s": round(in_window / seconds, 1) if seconds else 0.0,
-            "accepted_results_total": load_accepted,
-            "probe_results_accepted": all_accepted - load_accepted,
+            "accepted_results_total": load_accepted, "probe_results_accepted": probes_accepted,
             "per_second": [[second, b + a] for second, b, a in rows if second >= 0],
-            "freshness": freshness,
-            "freshness_window": freshness_between(series, 0, seconds),
+            "freshness": freshness, "freshness_window": freshness_between(series, 0, seconds),
             "freshness_first": freshness_between(series, 0, edge),
             "freshness_last": freshness_between(series, seconds - edge, seconds),
-            "edge_seconds": edge,
-            "mirror": {
-                "backlog_when_load_stopped": self.at_stop,
-                "drained": not any(backlog.values()),
-                "drain_seconds": round(time.monotonic() - self.stopped, 2),
-                "backlog_left": backlog,
-            },
+            "edge_seconds": edge, "mirror": mirror,
             "consistency_after_drain": self._consistency(),
             # From the start of the load to the end of the drain, per result accepted meanwhile.
-            "postgres": pg_delta(conn, self.pg_before, results=all_accepted),
+            "postgres": pg_delta(conn, self.pg_before, results=load_accepted + probes_accepted),
             **self.window.figures(),
-        }
+        }  # fmt: skip
 
     def _consistency(self) -> dict[str, Any]:
         """After the drain, Redis must show exactly PostgreSQL's totals for the players written."""
@@ -185,14 +176,9 @@ def ingest_measure(
         result = load.run(bench.options.ingest_seconds)
         window.load_stopped()
         figures = window.figures(seconds=result["duration_s"])
-    return {
-        "batch_size": batch,
-        **figures,
-        "requests": result,
-        "client_side_results": (result["requests"] - result["errors"]["status"]) * batch,
-        "connections": load.connections,
-        "threads": load.threads,
-    }
+    client_side = (result["requests"] - result["errors"]["status"]) * batch
+    return {"batch_size": batch, **figures, "requests": result, "client_side_results": client_side,
+            "connections": load.connections, "threads": load.threads}  # fmt: skip
 
 
 def openloop_measure(
@@ -214,23 +200,16 @@ def openloop_measure(
         figures = window.figures(seconds=sent["seconds"], started_wall=sent["started_at_epoch"])
     offered = sent["offered_results"]
     return {
-        "rate_results_per_s": rate,
-        "offered_results": offered,
+        "rate_results_per_s": rate, "offered_results": offered,
         "offered_results_per_s": round(offered / figures["seconds"], 1),
         "accepted_share": round(figures["accepted_results"] / offered, 5) if offered else None,
-        "batch_size": batch,
-        **figures,
-        "sender": sent,
-    }
+        "batch_size": batch, **figures, "sender": sent,
+    }  # fmt: skip
 
 
 def sustained(figures: dict[str, Any]) -> bool:
     """Whether an open-loop phase kept up with the rate it was offered."""
-    p99 = figures["freshness_window"].get("p99_ms")
-    probe = figures["freshness"]
-    return (
-        (figures["accepted_share"] or 0.0) >= SUSTAINED_SHARE
-        and p99 is not None
-        and p99 < SUSTAINED_FRESHNESS_P99_MS
-        and probe["lost"] == probe["failed_posts"] == 0
-    )
+    p99, probe = figures["freshness_window"].get("p99_ms"), figures["freshness"]
+    kept_share = (figures["accepted_share"] or 0.0) >= SUSTAINED_SHARE
+    fresh = p99 is not None and p99 < SUSTAINED_FRESHNESS_P99_MS
+    return kept_share and fresh and probe["lost"] == probe["failed_posts"] == 0

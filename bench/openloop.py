@@ -43,19 +43,6 @@ def slots(first: float, interval: float, end: float = math.inf) -> Iterator[floa
     return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
 
 
-class SendLag:
-    """How long after its slot each call went out; late: more than LATE_SECONDS."""
-
-    def __init__(self) -> None:
-        self.lags_ms: list[float] = []
-        self.late = 0
-
-    def sent(self, slot: float) -> None:
-        lag = time.monotonic() - slot
-        self.lags_ms.append(lag * 1000)
-        self.late += lag > LATE_SECONDS
-
-
 class _Answer:
     """One answer as httptools parses it (it calls the on_* while it parses)."""
 
@@ -155,8 +142,8 @@ class OpenLoopSender:
         self.failure: BaseException | None = None
         self.figures: dict[str, Any] = {}
         self.load, self.timeout, self.settle = load, timeout, settle
-        self.offered = self.dropped = 0
-        self.lag = SendLag()
+        self.offered = self.dropped = self.late = 0
+        self.lags_ms: list[float] = []  # how long after its slot each request went out
         self.latencies_ms: list[float] = []
         # Each answer's latency by the second of the window it was sent in: stalls show there.
         self.by_second: defaultdict[int, list[float]] = defaultdict(list)
@@ -239,7 +226,9 @@ class OpenLoopSender:
             if len(mine) >= self.max_in_flight:
                 self.dropped += 1
                 continue
-            self.lag.sent(slot)
+            lag = time.monotonic() - slot
+            self.lags_ms.append(lag * 1000)
+            self.late += lag > LATE_SECONDS
             sent += 1
             if not (items := self._items(rng, index, sent)):
                 continue
@@ -266,31 +255,25 @@ class OpenLoopSender:
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
         load, sent = self.load, self.offered - self.dropped
-        return {
-            "rate_results_per_s": load.rate,
-            "batch": load.batch,
-            "senders": load.senders,
-            "started_at_epoch": round(started_wall, 3),
-            "seconds": round(seconds, 3),
-            "offered_requests": self.offered,
-            "offered_results": self.offered * load.batch,
-            "sent": sent,
-            "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
-            "sent_late": self.lag.late,
-            "late_after_ms": LATE_SECONDS * 1000,
+        figures = {"rate_results_per_s": load.rate, "batch": load.batch, "senders": load.senders}
+        figures |= {"started_at_epoch": round(started_wall, 3), "seconds": round(seconds, 3)}
+        figures |= {"offered_requests": self.offered, "offered_results": self.offered * load.batch}
+        figures |= {"sent": sent, "sent_per_s": round(sent / seconds, 1) if seconds else 0.0}
+        figures |= {"sent_late": self.late, "late_after_ms": LATE_SECONDS * 1000}
+        figures |= {
             "not_sent_on_time": self.dropped,
             "max_in_flight_per_sender": self.max_in_flight,
-            "unanswered_at_stop": unanswered,
-            "answers": dict(sorted(self.answers.items())),
-            "send_lag": latency_summary(self.lag.lags_ms, curve=False),
-            "post_latency": latency_summary(self.latencies_ms),
-            # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
-            "post_latency_by_second": [
-                [second, len(ordered), *(round(percentile(ordered, p), 1) for p in (50, 99, 100))]
-                for second, samples in sorted(self.by_second.items())
-                for ordered in [sorted(samples)]
-            ],
         }
+        figures |= {"unanswered_at_stop": unanswered, "answers": dict(sorted(self.answers.items()))}
+        figures["send_lag"] = latency_summary(self.lags_ms, curve=False)
+        figures["post_latency"] = latency_summary(self.latencies_ms)
+        # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
+        figures["post_latency_by_second"] = [
+            [second, len(ordered), *(round(percentile(ordered, p), 1) for p in (50, 99, 100))]
+            for second, samples in sorted(self.by_second.items())
+            for ordered in [sorted(samples)]
+        ]
+        return figures
 
 
 def json_field(answer: bytes, name: str) -> int | None:
@@ -365,17 +348,15 @@ class FreshnessProbe(OpenLoopSender):
         self.pending.discard(player_id)
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
-        return {
-            "posted": self.posted,
-            "failed_posts": self.failed,
-            "skipped_all_players_pending": self.skipped,
+        figures = {"posted": self.posted, "failed_posts": self.failed}
+        figures |= {"skipped_all_players_pending": self.skipped}
+        figures |= {
             "not_visible_within_s": LOST_AFTER_SECONDS,
             "lost": self.lost + len(self.pending),
-            "freshness": latency_summary([fresh for _, fresh, _ in self.samples]),
-            "probe_post": latency_summary([post for _, _, post in self.samples]),
-            "poll_interval_ms": POLL_SECONDS * 1000,
-            "poll_share_of_age": POLL_SHARE_OF_AGE,
-            "polls": self.polls,
-            "poll_errors": self.poll_errors,
-            "series": [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples],
         }
+        figures["freshness"] = latency_summary([fresh for _, fresh, _ in self.samples])
+        figures["probe_post"] = latency_summary([post for _, _, post in self.samples])
+        figures |= {"poll_interval_ms": POLL_SECONDS * 1000, "poll_share_of_age": POLL_SHARE_OF_AGE}
+        figures |= {"polls": self.polls, "poll_errors": self.poll_errors}
+        figures["series"] = [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples]
+        return figures

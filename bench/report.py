@@ -92,10 +92,8 @@ def derive(results: dict[str, Any]) -> None:
             for stat in ("p50", "p99", "mean")
         }
     if others := [cpu.get("other", 0.0) for _, cpu in _cpu_rows(results)]:
-        results["noise"] = {
-            "other_cores_mean": round(sum(others) / len(others), 3),
-            "other_cores_max": round(max(others), 3),
-        }
+        mean, most = round(sum(others) / len(others), 3), round(max(others), 3)
+        results["noise"] = {"other_cores_mean": mean, "other_cores_max": most}
     batch = get(results, "ingest", "batch") or {}
     results["targets"] = [
         *_read_targets(results),
@@ -362,14 +360,13 @@ def _rank_section(results: dict[str, Any], h: str) -> list[str]:
          ms(pg.get("p99_ms")), f"{n(pg.get('samples'))} samples; plan: {pg.get('plan', '–')}"),
     ]  # fmt: skip
     return _section(
-        h,
-        "What's my rank?",
+        h, "What's my rank?",
         table("Path | Throughput | p50 ms | p99 ms | Note", "lrrrl", rows),
         f"Raw ZREVRANK is **{n(ratio.get('p50'))}x** faster than the PostgreSQL count at p50 "
         f"({n(ratio.get('p99'))}x at p99, {n(ratio.get('mean'))}x on the mean). Both are one "
         "client's round trips on loopback; the index is a B-tree on (season_id, points), built "
         f"in {n(pg.get('index_build_seconds'), 1)} s and vacuumed so the count is index-only.",
-    )
+    )  # fmt: skip
 
 
 def _http_section(results: dict[str, Any], h: str) -> list[str]:
@@ -388,8 +385,7 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
     header = "Endpoint | Top cache | req/s | % of ping | % of bare ASGI | p50 ms | p99 ms | "
     header += "max ms | errors | PG sessions opened | PG connections after"
     return _section(
-        h,
-        "Read endpoints against the framework ceiling and the machine's reference",
+        h, "Read endpoints against the framework ceiling and the machine's reference",
         "The ceiling is `GET /api/v1/ping` on the same server; the servers ran with "
         "`LEADERBOARD_TOP_CACHE_SECONDS=1` and then `0`. The machine's reference is a bare ASGI "
         "app (`bench/apps/bare.py`) under uvicorn with the same "
@@ -398,7 +394,7 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
         f"rate limit is on (`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would "
         "count as an error.",
         table(header, "llrrrrrrrrr", rows),
-    )
+    )  # fmt: skip
 
 
 def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
@@ -418,15 +414,14 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
     header = "Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | p99.9 "
     header += "ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
     return _section(
-        h,
-        "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
+        h, "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
         "Each endpoint right after its saturation run, offered 50% and then 70% of the rate wrk "
         f"measured, for {n(first.get('seconds'))} s each, by h2load (`--rps`) over "
         f"{n(first.get('connections'))} connections ({n(first.get('loaders'))} processes, each "
         "with its own random players); latencies of every answer of the window, timed from the "
         'send (bench/README.md, "h2load"); unanswered: sent, no answer when the window closed.',
         table(header, "lrrrrrrrrrrrrl", rows),
-    )
+    )  # fmt: skip
 
 
 def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
@@ -449,12 +444,11 @@ def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     header += "ms | p99 ms | max ms | Probes (lost) | Backlog at stop | Drained in | Redis = "
     header += "PostgreSQL | PG sessions opened"
     return _section(
-        h,
-        "Ingest: HTTP, PostgreSQL commit, Celery mirror",
+        h, "Ingest: HTTP, PostgreSQL commit, Celery mirror",
         table(header, "lrrrrrrrrrrlr", rows),
         "Accepted results are counted in PostgreSQL (rows received in the window); freshness by "
         "the probe, as in the open-loop phases below.",
-    )
+    )  # fmt: skip
 
 
 def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
@@ -482,8 +476,7 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
     header += f"{edge} s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | "
     header += "Drained in | PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores)"
     return _section(
-        h,
-        "Ingest at a fixed rate (open loop)",
+        h, "Ingest at a fixed rate (open loop)",
         table(header, "l" + "r" * 18 + "l", rows),
         f"{n(sender.get('senders'))} senders, each on its own schedule; a sender with "
         f"{sender.get('max_in_flight_per_sender', '–')} requests unanswered counts the next one as "
@@ -495,7 +488,7 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
         f"main phase's requests more than {n(sender.get('late_after_ms'))} ms after their slot "
         f"(send lag p99 {ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures "
         "include the drain.",
-    )
+    )  # fmt: skip
 
 
 def _search_section(results: dict[str, Any], h: str) -> list[str]:
@@ -514,8 +507,7 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
     header += f"Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up"
     highest, upwards = search.get("highest_sustained_rate"), search.get("direction") == "up"
     return _section(
-        h,
-        "Highest rate kept up with (batches of 100)",
+        h, "Highest rate kept up with (batches of 100)",
         f"Kept up with: at least {SUSTAINED_SHARE:.1%} of the offered results accepted, freshness "
         f"p99 under {n(SUSTAINED_FRESHNESS_P99_MS)} ms, no probe lost or refused. The main phase "
         f"({n(main.get('rate_results_per_s'))}/s) was{'' if upwards else ' not'}, so the "
@@ -523,7 +515,7 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
         table(header, "rrrrrrrrll", rows),
         f"Highest rate kept up with: **{n(highest) if highest else 'none of the rates tried'}"
         f"{' results/s' if highest else ''}**.",
-    )
+    )  # fmt: skip
 
 
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
@@ -588,13 +580,12 @@ def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
         return []
     header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
     return _section(
-        h,
-        "Where the time goes",
+        h, "Where the time goes",
         "CPU during each measured phase, in cores (this machine has "
         f"{get(results, 'machine', 'cores')}); `wrk` is the load generator (wrk, or h2load at "
         "a fixed rate), `other` is everything else on the machine, `busy` the machine as a whole.",
         table(header, "l" + "r" * len(CPU_PARTS), rows),
-    )
+    )  # fmt: skip
 
 
 def _profile_section(results: dict[str, Any], h: str) -> list[str]:
@@ -619,15 +610,7 @@ def _profile_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 SECTIONS = (
-    _targets_section,
-    _rank_section,
-    _http_section,
-    _open_read_section,
-    _ingest_section,
-    _open_loop_section,
-    _search_section,
-    _postgres_section,
-    _memory_rebuild_section,
-    _cpu_section,
+    _targets_section, _rank_section, _http_section, _open_read_section, _ingest_section,
+    _open_loop_section, _search_section, _postgres_section, _memory_rebuild_section, _cpu_section,
     _profile_section,
-)
+)  # fmt: skip
