@@ -38,15 +38,12 @@ def say(message: str, program: str = "bench") -> None:
 def options_parse(
     prog: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None
 ) -> argparse.Namespace:
-    """Options as (flag, default, help[, tiny default]): a flag if the default is False, a choice
-    of several if a list, else of the default's type; with `--tiny`, the tiny default applies."""
-    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
-    tiny_defaults = {}
+    """Options as (flag, default, help[, tiny default]): a flag if the default is False, else of
+    the default's type; with `--tiny`, the tiny default applies."""
+    parser, tiny_defaults = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc), {}
     for flag, default, help_text, *tiny in options:
         if default is False:
             parser.add_argument(flag, action="store_true", help=help_text)
-        elif isinstance(default, list):
-            parser.add_argument(flag, nargs="+", choices=default, default=default, help=help_text)
         else:
             if tiny:
                 tiny_defaults[flag.lstrip("-").replace("-", "_")] = (default, tiny[0])
@@ -88,14 +85,10 @@ class Program:
 
 
 def program_main(
-    name: str,
-    doc: str | None,
-    options: Sequence[tuple[Any, ...]],
-    argv: list[str] | None,
+    name: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None,
     check: Callable[[argparse.Namespace], str | None],
-    measure: Callable[[Any, dict[str, Any]], None],
-    report: Callable[[dict[str, Any]], str],
-) -> int:
+    measure: Callable[[Any, dict[str, Any]], None], report: Callable[[dict[str, Any]], str],
+) -> int:  # fmt: skip
     """`python -m bench.<name>` with `options`, --seed and --output (`check` refuses them with a
     message): `measure(options, result)` fills the results, written to --output and shown by
     `report`. Returns the exit code."""

@@ -110,9 +110,8 @@ def cluster_start(home: Path) -> tuple[str, Path]:
             "PostgreSQL's binaries are missing: `make setup` installs them (as root), or "
             "`sudo apt-get install postgresql`; or point --database-url at a running server"
         )
-    settings = devservices.postgres_settings(
-        memory_bytes=devservices.machine_memory_bytes(), bindir=bindir
-    )
+    memory = devservices.machine_memory_bytes()
+    settings = devservices.postgres_settings(memory_bytes=memory, bindir=bindir)
     data = devservices.pg_cluster_init(home, bindir=bindir, user=SUPERUSER)
     if devservices.pg_cluster_running(data, bindir=bindir):
         # Left behind by a run that was killed: restart it with this run's settings.

@@ -25,6 +25,10 @@ from .pgstats import harness_connection, pg_delta, pg_snapshot, results_by_secon
 SUSTAINED_SHARE = 0.999
 SUSTAINED_FRESHNESS_P99_MS = 1000.0
 CONSISTENCY_SAMPLE = 500
+# The totals of the players last written (at most CONSISTENCY_SAMPLE results after an id).
+WRITTEN_TOTALS = """SELECT t.player_id, t.points FROM matches_playertotal t
+WHERE t.season_id = %s AND t.player_id IN (
+    SELECT player_id FROM matches_matchresult WHERE id > %s ORDER BY id DESC LIMIT %s)"""
 STALLED_SECONDS = 5.0
 # Freshness over the first and the last seconds of a window too: a growing backlog shows there.
 EDGE_SECONDS = 10.0
@@ -140,15 +144,8 @@ class IngestWindow:
 
     def _consistency(self) -> dict[str, Any]:
         """After the drain, Redis must show exactly PostgreSQL's totals for the players written."""
-        sid = self.bench.season.pk
-        rows = self.conn.execute(
-            """
-            SELECT t.player_id, t.points FROM matches_playertotal t
-            WHERE t.season_id = %s AND t.player_id IN (
-                SELECT player_id FROM matches_matchresult WHERE id > %s ORDER BY id DESC LIMIT %s)
-            """,
-            [sid, self.since_id, CONSISTENCY_SAMPLE],
-        ).fetchall()
+        sid, sample = self.bench.season.pk, CONSISTENCY_SAMPLE
+        rows = self.conn.execute(WRITTEN_TOTALS, [sid, self.since_id, sample]).fetchall()
         scores = store.scores_of(sid, [r[0] for r in rows])
         mismatched = sum(
             score is None or points_of(score, lowest_first=False) != points

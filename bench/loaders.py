@@ -55,17 +55,11 @@ class WrkLoad:
 
     def run(self, seconds: float) -> dict[str, Any]:
         """wrk against `url` for `seconds`: the figures its done() hook reported (report.lua)."""
-        argv = [
-            self.wrk,
-            f"-t{self.threads}",
-            f"-c{self.connections}",
-            f"-d{max(1, round(seconds))}s",
-        ]
-        argv += [f"--timeout={self.timeout_s:g}s", "-s", str(SCRIPTS / self.script), self.url, "--"]
+        load = [f"-t{self.threads}", f"-c{self.connections}", f"-d{max(1, round(seconds))}s"]
+        script = ["-s", str(SCRIPTS / self.script), self.url, "--", *self.args]
+        argv = [self.wrk, *load, f"--timeout={self.timeout_s:g}s", *script]
         try:
-            done = subprocess.run(
-                [*argv, *self.args], capture_output=True, text=True, timeout=seconds + 60
-            )
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
         except subprocess.TimeoutExpired as exc:
             raise BenchError(f"wrk did not finish within {seconds + 60:.0f}s") from exc
         line = next((ln for ln in done.stdout.splitlines() if ln.startswith(_MARKER)), None)
@@ -85,33 +79,21 @@ class WrkLoad:
         }  # fmt: skip
 
     def timed(
-        self,
-        seconds: float,
-        warmup: float,
-        cpu: dict[str, int],
-        env: BenchEnvironment | None = None,
+        self, seconds: float, warm: float, cpu: dict[str, int], env: BenchEnvironment | None = None
     ) -> dict[str, Any]:
-        """An unmeasured warm-up (none at 0 s), then the measured run in a CPU window."""
-        if warmup > 0:
-            self.run(warmup)
+        """`warm` seconds of unmeasured warm-up (none at 0), then the run measured in a window."""
+        if warm > 0:
+            self.run(warm)
         with Window(cpu, env) as window:
             figures = self.run(seconds)
-        return (
-            figures | {"connections": self.connections, "threads": self.threads} | window.figures()
-        )
+        connections = {"connections": self.connections, "threads": self.threads}
+        return figures | connections | window.figures()
 
 
 def h2load_open_loop(
-    *,
-    h2load: str,
-    uris: Callable[[random.Random, int], list[str]],
-    rate: float,
-    connections: int,
-    seconds: float,
-    work_dir: Path,
-    label: str,
-    seed: int,
-) -> dict[str, Any]:
+    *, h2load: str, uris: Callable[[random.Random, int], list[str]], rate: float,
+    connections: int, seconds: float, work_dir: Path, label: str, seed: int,
+) -> dict[str, Any]:  # fmt: skip
     """Offer `rate` requests a second for `seconds` over about `connections` connections;
     `uris(rng, count)` gives one loader's URI list (one URI for a fixed endpoint)."""
     # At least MIN_RATE_PER_CONNECTION a connection: below that h2load sends little or nothing in

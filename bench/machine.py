@@ -56,10 +56,8 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
     path first, and what one durable commit costs on this disk."""
     names = ("server_version", "shared_buffers", "synchronous_commit", "fsync", "wal_level")
     with env.connect() as conn:
-        rows = conn.execute(
-            "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name",
-            [RECORDED_SETTINGS],
-        ).fetchall()
+        query = "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name"
+        rows = conn.execute(query, [RECORDED_SETTINGS]).fetchall()
         settings = {name: value for name, value in rows if value is not None}
         facts: dict[str, Any] = {name: settings.get(name) for name in names}
         conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (x int)")
@@ -145,9 +143,8 @@ class Window:
         named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
         totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)
         for pid, p in proc_stats().items():
-            part = (
-                leaders.get(pid) or leaders.get(p.pgrp) or leaders.get(p.ppid) or named.get(p.name)
-            )
+            leader = leaders.get(pid) or leaders.get(p.pgrp) or leaders.get(p.ppid)
+            part = leader or named.get(p.name)
             if part is not None and pid != os.getpid():
                 totals[part] += p.ticks
         return totals

@@ -175,9 +175,8 @@ class OpenLoopSender:
         client = HttpClient(self.load.url, api_key=self.load.api_key, timeout=self.timeout)
         try:
             self.started_wall, self.origin = time.time(), time.monotonic()
-            senders = [
-                asyncio.create_task(self._sender(client, i)) for i in range(self.load.senders)
-            ]
+            count = self.load.senders
+            senders = [asyncio.create_task(self._sender(client, i)) for i in range(count)]
             self.ready.set()
             await asyncio.to_thread(self.stopping.wait)
             seconds = time.monotonic() - self.origin
@@ -255,25 +254,23 @@ class OpenLoopSender:
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
         load, sent = self.load, self.offered - self.dropped
-        figures = {"rate_results_per_s": load.rate, "batch": load.batch, "senders": load.senders}
-        figures |= {"started_at_epoch": round(started_wall, 3), "seconds": round(seconds, 3)}
-        figures |= {"offered_requests": self.offered, "offered_results": self.offered * load.batch}
-        figures |= {"sent": sent, "sent_per_s": round(sent / seconds, 1) if seconds else 0.0}
-        figures |= {"sent_late": self.late, "late_after_ms": LATE_SECONDS * 1000}
-        figures |= {
-            "not_sent_on_time": self.dropped,
-            "max_in_flight_per_sender": self.max_in_flight,
-        }
-        figures |= {"unanswered_at_stop": unanswered, "answers": dict(sorted(self.answers.items()))}
-        figures["send_lag"] = latency_summary(self.lags_ms, curve=False)
-        figures["post_latency"] = latency_summary(self.latencies_ms)
-        # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
-        figures["post_latency_by_second"] = [
-            [second, len(ordered), *(round(percentile(ordered, p), 1) for p in (50, 99, 100))]
-            for second, samples in sorted(self.by_second.items())
-            for ordered in [sorted(samples)]
-        ]
-        return figures
+        return {
+            "rate_results_per_s": load.rate, "batch": load.batch, "senders": load.senders,
+            "started_at_epoch": round(started_wall, 3), "seconds": round(seconds, 3),
+            "offered_requests": self.offered, "offered_results": self.offered * load.batch,
+            "sent": sent, "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
+            "sent_late": self.late, "late_after_ms": LATE_SECONDS * 1000,
+            "not_sent_on_time": self.dropped, "max_in_flight_per_sender": self.max_in_flight,
+            "unanswered_at_stop": unanswered, "answers": dict(sorted(self.answers.items())),
+            "send_lag": latency_summary(self.lags_ms, curve=False),
+            "post_latency": latency_summary(self.latencies_ms),
+            # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
+            "post_latency_by_second": [
+                [second, len(ordered), *(round(percentile(ordered, p), 1) for p in (50, 99, 100))]
+                for second, samples in sorted(self.by_second.items())
+                for ordered in [sorted(samples)]
+            ],
+        }  # fmt: skip
 
 
 def json_field(answer: bytes, name: str) -> int | None:
@@ -348,15 +345,13 @@ class FreshnessProbe(OpenLoopSender):
         self.pending.discard(player_id)
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
-        figures = {"posted": self.posted, "failed_posts": self.failed}
-        figures |= {"skipped_all_players_pending": self.skipped}
-        figures |= {
-            "not_visible_within_s": LOST_AFTER_SECONDS,
+        return {
+            "posted": self.posted, "failed_posts": self.failed,
+            "skipped_all_players_pending": self.skipped, "not_visible_within_s": LOST_AFTER_SECONDS,
             "lost": self.lost + len(self.pending),
-        }
-        figures["freshness"] = latency_summary([fresh for _, fresh, _ in self.samples])
-        figures["probe_post"] = latency_summary([post for _, _, post in self.samples])
-        figures |= {"poll_interval_ms": POLL_SECONDS * 1000, "poll_share_of_age": POLL_SHARE_OF_AGE}
-        figures |= {"polls": self.polls, "poll_errors": self.poll_errors}
-        figures["series"] = [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples]
-        return figures
+            "freshness": latency_summary([fresh for _, fresh, _ in self.samples]),
+            "probe_post": latency_summary([post for _, _, post in self.samples]),
+            "poll_interval_ms": POLL_SECONDS * 1000, "poll_share_of_age": POLL_SHARE_OF_AGE,
+            "polls": self.polls, "poll_errors": self.poll_errors,
+            "series": [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples],
+        }  # fmt: skip

@@ -66,10 +66,8 @@ def pg_snapshot(conn: psycopg.Connection[Any]) -> dict[str, Any]:
     """The counters a phase's figures are the difference of: the database's, the WAL's (with its
     position), the checkpoints, each table's autovacuum and autoanalyze runs so far, and each
     statement's calls and time (None without the extension)."""
-    database = ", ".join(_DATABASE_COUNTERS)
-    row = conn.execute(
-        f"SELECT {database} FROM pg_stat_database WHERE datname = current_database()"
-    ).fetchone()
+    database = f"SELECT {', '.join(_DATABASE_COUNTERS)} FROM pg_stat_database"
+    row = conn.execute(f"{database} WHERE datname = current_database()").fetchone()
     snapshot: dict[str, Any] = dict(zip(_DATABASE_COUNTERS, map(float, row), strict=True))
     wal = "SELECT pg_current_wal_lsn()::text, wal_records, wal_fpi FROM pg_stat_wal"
     snapshot["wal_lsn"], snapshot["wal_records"], snapshot["wal_fpi"] = conn.execute(wal).fetchone()
@@ -130,9 +128,8 @@ def pg_delta(
 ) -> dict[str, Any]:
     """What PostgreSQL did since `before`, and per accepted result where that means something."""
     after = pg_snapshot(conn)
-    wal_bytes = conn.execute(
-        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", [before["wal_lsn"]]
-    ).fetchone()[0]
+    lsn_diff = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)"
+    wal_bytes = conn.execute(lsn_diff, [before["wal_lsn"]]).fetchone()[0]
     grew = {name: after[counter] - before[counter] for name, counter in _DIFFERENCES.items()}
     figures: dict[str, Any] = {"results": results, "wal_bytes": int(wal_bytes)}
     figures["wal_bytes_per_result"] = _per(float(wal_bytes), results, 1)

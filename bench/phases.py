@@ -79,15 +79,14 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
 
 def _phases(bench: Bench) -> None:
     results, options, env, phase = bench.results, bench.options, bench.env, bench.phases.phase
-    reused = None
+    players, seed = options.players, options.seed
     with phase("reset", fatal=True):
-        reused = load.season_reused(env, players=options.players) if options.reuse_season else None
+        reused = load.season_reused(env, players=players) if options.reuse_season else None
         if reused is None:
             load.bench_reset(env)
     with phase("season", fatal=True):
-        measured = bench.season = reused or load.season_prepare(
-            now=timezone.now(), segments=options.segments
-        )
+        now, segments = timezone.now(), options.segments
+        measured = bench.season = reused or load.season_prepare(now=now, segments=segments)
         bench.api_key = load.game_server_key()
         results["season"] = {
             "board": measured.board.slug, "season": measured.slug, "id": measured.pk,
@@ -95,21 +94,18 @@ def _phases(bench: Bench) -> None:
             "starts_at": measured.starts_at.isoformat(), "ends_at": measured.ends_at.isoformat(),
         }  # fmt: skip
     if reused is not None:
-        results["load"] = {"reused": True, "players": options.players}
-        say(f"reused the season of {options.players:,} players a previous run loaded")
+        results["load"] = {"reused": True, "players": players}
+        say(f"reused the season of {players:,} players a previous run loaded")
     else:
         with phase("load", fatal=True):
-            results["load"] = load.season_load(
-                env=env, season=measured, players=options.players, seed=options.seed
-            )
+            results["load"] = load.season_load(env=env, season=measured, players=players, seed=seed)
     with phase("friends lists", fatal=True):
-        results["load"]["friends"] = load.friends_load(players=options.players, seed=options.seed)
+        results["load"]["friends"] = load.friends_load(players=players, seed=seed)
     with phase("rebuild", fatal=True):
-        results["rebuild"] = load.season_rebuild(season=measured, players=options.players)
+        results["rebuild"] = load.season_rebuild(season=measured, players=players)
     with phase("memory"):
         results["memory"] = load.season_memory(env=env, season=measured)
-    results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
-    results["profiles"] = {}
+    results |= {"http": {"reference": {}, "cached": {}, "uncached": {}}, "profiles": {}}
     postmaster = postmaster_pid(env)
     bench.database_part = {"postgres": postmaster} if postmaster else {}
     if not options.writes_only:
@@ -167,8 +163,7 @@ def _ingest(bench: Bench, server: WebServer) -> None:
     if worker is None:
         return
     with worker:
-        results: dict[str, Any] = {}
-        bench.results["ingest"] = results
+        results = bench.results["ingest"] = {}
         profiled = {"web": server.pid, "worker": worker.pid}
         cpu = {**profiled, **bench.database_part}
         for mode, batch in (("single", 1), ("batch", 100)):
@@ -192,8 +187,7 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
     """A fixed rate in batches of 100, the search for the highest rate kept up with
     (`ingest.sustained`, each rate for `search_seconds`), then single results at a fixed rate;
     each phase drains the mirror before the next one starts."""
-    options, opened = bench.options, {}
-    bench.results["open_loop"] = opened
+    options, opened = bench.options, bench.results.setdefault("open_loop", {})
 
     def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
         f = openloop_measure(bench, server, cpu, rate=rate, batch=batch, seconds=seconds)

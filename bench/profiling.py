@@ -3,6 +3,7 @@ phase (never during a measured run), and the stacks are summed by package and by
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 from collections import Counter
@@ -36,17 +37,9 @@ def profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[floa
         try:
             for part, pid in pids.items():
                 out = (bench.log_dir / f"profile-{label}-{part}.txt").resolve()
-                argv = [
-                    spy,
-                    "record",
-                    "--pid",
-                    str(pid),
-                    "--subprocesses",
-                    "--nonblocking",
-                    "--gil",
-                ]
-                argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
-                argv += [str(max(1, round(seconds))), "--output", str(out)]
+                argv = [spy, "record", "--pid", str(pid), "--subprocesses", "--nonblocking"]
+                argv += ["--gil", "--full-filenames", "--nolineno", "--format", "raw"]
+                argv += ["--duration", str(max(1, round(seconds))), "--output", str(out)]
                 running[part] = (Process(argv, log=out.with_suffix(".log")).start(), out)
             load(seconds + 2)
             profiles[label] = {}
@@ -62,33 +55,25 @@ def profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[floa
     return True
 
 
-def _where(frame: str) -> tuple[str, str]:
-    """(function, file) of a py-spy frame 'function (path)'."""
-    function, _, rest = frame.rpartition(" (")
-    return function, rest.rstrip(")")
-
-
-def _relative(path: str) -> Path | None:
-    try:
-        return Path(path).resolve().relative_to(ROOT)
-    except ValueError:
-        return None
-
-
-def _package(path: str) -> str:
-    """site-packages' top-level package, `app:<dir>` for the project, `stdlib:<module>`."""
-    if "site-packages/" in path:
-        return path.split("site-packages/", 1)[1].split("/", 1)[0]
-    if (relative := _relative(path)) is None:
-        _, marker, rest = path.partition(f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/")
-        return f"stdlib:{rest.split('/', 1)[0].removesuffix('.py')}" if marker else "other"
-    return f"app:{relative.parts[0]}" if relative.parts[0] in PROJECT_DIRS else "other"
-
-
-def _short(frame: str) -> str:
-    function, path = _where(frame)
+@functools.cache
+def _frame(frame: str) -> tuple[str, str]:
+    """A py-spy frame 'function (path)': its file's package (site-packages' top-level one,
+    `app:<dir>` for the project's, `stdlib:<module>`) and the frame named short."""
+    function, _, path = frame.rpartition(" (")
+    path = path.rstrip(")")
     _, installed, package_path = path.partition("site-packages/")
-    return f"{function} ({package_path if installed else _relative(path) or Path(path).name})"
+    try:
+        relative: Path | None = Path(path).resolve().relative_to(ROOT)
+    except ValueError:
+        relative = None
+    if installed:
+        package = package_path.split("/", 1)[0]
+    elif relative is None:
+        _, marker, rest = path.partition(f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/")
+        package = f"stdlib:{rest.split('/', 1)[0].removesuffix('.py')}" if marker else "other"
+    else:
+        package = f"app:{relative.parts[0]}" if relative.parts[0] in PROJECT_DIRS else "other"
+    return package, f"{function} ({package_path if installed else relative or Path(path).name})"
 
 
 def profile_summary(raw: Path) -> dict[str, Any]:
@@ -105,11 +90,12 @@ def profile_summary(raw: Path) -> dict[str, Any]:
             continue
         count = int(count_text)
         total += count
-        by_package[_package(_where(frames[-1])[1])] += count
-        self_frames[_short(frames[-1])] += count
-        for frame in set(frames):
-            if _package(_where(frame)[1]).startswith("app:"):
-                app_inclusive[_short(frame)] += count
+        package, innermost = _frame(frames[-1])
+        by_package[package] += count
+        self_frames[innermost] += count
+        for package, short in map(_frame, set(frames)):
+            if package.startswith("app:"):
+                app_inclusive[short] += count
     if total == 0:
         return {"samples": 0}
 

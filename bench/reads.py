@@ -140,8 +140,7 @@ def endpoint_measure(
             json.loads(answer.read())
     except (OSError, ValueError) as exc:
         raise BenchError(f"GET {_path(kind, bench)} failed: {exc}") from exc
-    options = bench.options
-    load = read_load(bench, server, kind)
+    options, load = bench.options, read_load(bench, server, kind)
     figures = load.timed(options.read_seconds, options.warmup_seconds, cpu, bench.env)
     return {"path": PATHS[kind], **figures}
 

@@ -15,9 +15,7 @@ from .ingest import EDGE_SECONDS, SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE
 
 TARGET_PLAYERS = 10_000_000
 README = RESULTS.parent / "README.md"
-README_BLOCK = re.compile(
-    "(<!-- latest-summary:start -->\n).*?(\n<!-- latest-summary:end -->)", re.S
-)
+README_BLOCK = re.compile("(?s)(<!-- latest-summary:start -->\n).*?(\n<!-- latest-summary:end -->)")
 # Cores used by processes outside the benchmark above which a run is flagged as noisy.
 NOISY_CORES = 0.25
 CPU_PARTS = ("web", "worker", "redis", "postgres", "wrk", "harness", "other", "machine_busy")
@@ -236,11 +234,8 @@ def _open_loop_rows(results: dict[str, Any], *, search: bool = True) -> list[tup
     """Every open-loop phase (the search's steps unless `search` is off), named by its rate, in
     the order it ran."""
     opened = results.get("open_loop") or {}
-    rows = [opened["batch"]] if opened.get("batch") else []
-    rows += (get(opened, "search", "steps") or []) if search else []
-    rows += [opened["single"]] if opened.get("single") else []
-    named = []
-    for f in rows:
+    steps, named = (get(opened, "search", "steps") or []) if search else [], []
+    for f in filter(None, [opened.get("batch"), *steps, opened.get("single")]):
         batch = f.get("batch_size")
         unit = "single results" if batch == 1 else f"results in batches of {batch}"
         step = "search: " if "sustained" in f else ""
@@ -256,10 +251,8 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
             rows.append((f"{name} ({where})", f.get("cpu_cores")))
             for at, run in (f.get("open_loop") or {}).items():
                 rows.append((f"{name} at {at}%, open loop ({where})", run.get("cpu_cores")))
-    rows += [
-        (f"ingest {mode}", f.get("cpu_cores")) for mode, f in (results.get("ingest") or {}).items()
-    ]
-    rows += [(name, f.get("cpu_cores")) for name, f in _open_loop_rows(results)]
+    ingest = [(f"ingest {mode}", f) for mode, f in (results.get("ingest") or {}).items()]
+    rows += [(name, f.get("cpu_cores")) for name, f in ingest + _open_loop_rows(results)]
     return [(name, cpu) for name, cpu in rows if cpu]
 
 
@@ -271,10 +264,11 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     commit += " (uncommitted changes)" if git.get("dirty") else ""
     settings = pg.get("settings") or {}
     quoted = ", ".join(f"{k} {settings[k]}" for k in QUOTED_SETTINGS.split() if k in settings)
-    lines = [
-        f"{h} Benchmark: {results['players']:,} players ({results.get('mode')} run "
-        f"{results['run']})",
-        "",
+    title = (
+        f"Benchmark: {results['players']:,} players ({results.get('mode')} run {results['run']})"
+    )
+    lines = _section(
+        h[1:], title,
         f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
         f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
         f"{get(m, 'redis', 'version')}, PostgreSQL {pg.get('server_version')}, "
@@ -284,7 +278,6 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
         f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
         f"CPU stolen by the hypervisor during the run: {m.get('steal_share', '–')}.",
-        "",
         f"Load: wrk {c.get('threads')} threads x {c.get('connections')} connections on reads "
         f"({n(c.get('read_seconds'))} s each after {n(c.get('warmup_seconds'))} s of warm-up), "
         f"{c.get('ingest_connections')} connections on writes ({n(c.get('ingest_seconds'))} s "
@@ -293,10 +286,8 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"{n(c.get('open_rate'))} results/s in batches of 100 and {n(c.get('single_rate'))} single "
         f"results/s, {n(c.get('open_seconds'))} s each, from {c.get('senders')} senders; the rate "
         f"search {n(c.get('search_seconds'))} s a rate. Whole run: {n(results.get('seconds'))} s.",
-        "",
         f"PostgreSQL: {pg.get('cluster') or '–'}; {quoted}.",
-        "",
-    ]
+    )  # fmt: skip
     noise = results.get("noise") or {}
     for shown, note in (
         (results["players"] < TARGET_PLAYERS, f"The targets are set at {TARGET_PLAYERS:,} players; "
@@ -547,12 +538,11 @@ def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
     quoted = {name for name, _ in _open_loop_rows(results, search=False)}
     for name, pg in phases:
         if name in quoted and pg.get("top_statements"):
-            blocks.append(f"Costliest statements, {name}:")
-            blocks.append([
+            blocks += [f"Costliest statements, {name}:", [
                 f"- {n(t['calls'])} calls ({n(t['calls_per_result'], 3)} a result), mean "
                 f"{ms(t['mean_ms'])} ms, {n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
                 for t in pg["top_statements"]
-            ])  # fmt: skip
+            ]]  # fmt: skip
     return _section(h, "PostgreSQL's side of ingest", *blocks)
 
 
@@ -574,8 +564,9 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
-    cpu_rows = _cpu_rows(results)
-    rows = [(name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in cpu_rows]
+    rows = [
+        (name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in _cpu_rows(results)
+    ]
     if not rows:
         return []
     header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
@@ -601,10 +592,9 @@ def _profile_section(results: dict[str, Any], h: str) -> list[str]:
                 packages = ", ".join(f"{f} {s}%" for f, s in p["self_by_package_pct"][:8])
                 app = ", ".join(f"`{f}` {s}%" for f, s in p["app_functions_inclusive_pct"][:6])
                 hot = ", ".join(f"`{f}` {s}%" for f, s in p["self_top_frames_pct"][:5])
-                lines.append(
-                    f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by package: "
-                    f"{packages}. Project functions (inclusive): {app}. Hottest frames: {hot}."
-                )
+                lines.append(f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by "
+                             f"package: {packages}. Project functions (inclusive): {app}. Hottest "
+                             f"frames: {hot}.")  # fmt: skip
     title = "Profiles (py-spy, sampled while wrk repeated the phase)"
     return _section(h, title, *blocks) if profiles else []
 

@@ -80,9 +80,9 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict
 
 
 def measure(options: Any, result: dict[str, Any]) -> None:
-    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
-    result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
-    result["clan_members"] = CLAN_MEMBERS
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed,
+               "batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS,
+               "clan_members": CLAN_MEMBERS}  # fmt: skip
     # A private Redis 7 without persistence, in a directory of its own, gone at the end.
     with tempfile.TemporaryDirectory(prefix="bench-segments-") as work:
         server = RedisServer(Path(work), "redis", server=server_binary("redis"))
