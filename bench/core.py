@@ -23,6 +23,7 @@ import redis
 from scripts.processes import ROOT, ServiceError, Timeout
 
 RESULTS = ROOT / "bench" / "results"
+Figures = dict[str, Any]  # what a measurement reports, by name
 # The points of every latency curve in the results (wrk prints the same ones, see wrk/report.lua).
 CURVE_PERCENTILES = (1, 5, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95, 97.5, 99, 99.5, 99.9)
 
@@ -35,9 +36,8 @@ def say(message: str, program: str = "bench") -> None:
     print(f"[{program}] {message}", flush=True)
 
 
-def options_parse(
-    prog: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None
-) -> argparse.Namespace:
+def options_parse(prog: str, doc: str | None, options: Sequence[tuple[Any, ...]],
+                  argv: list[str] | None) -> argparse.Namespace:  # fmt: skip
     """Options as (flag, default, help[, tiny default]): a flag if the default is False, else of
     the default's type; with `--tiny`, the tiny default applies."""
     parser, tiny_defaults = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc), {}

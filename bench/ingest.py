@@ -13,7 +13,7 @@ from leaderboards import store
 from scripts.processes import WebServer
 from seasons.scoring import points_of
 
-from .core import latency_summary
+from .core import Figures, latency_summary
 from .environment import QUEUE, Bench, BenchEnvironment
 from .loaders import WrkLoad
 from .machine import Window
@@ -33,9 +33,10 @@ STALLED_SECONDS = 5.0
 # Freshness over the first and the last seconds of a window too: a growing backlog shows there.
 EDGE_SECONDS = 10.0
 PROBE_PREFIX = "probe-"
+Backlog = dict[str, int]  # the mirror's work left: unmirrored totals, queued tasks
 
 
-def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict[str, int]:
+def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> Backlog:
     """Totals committed but still in the mirror's outbox, and mirror tasks queued in the broker
     or taken but not done (acks_late keeps those in Redis's `unacked` hash)."""
     unmirrored = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()[0]
@@ -45,9 +46,7 @@ def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict
     return {"unmirrored_totals": int(unmirrored), "queued_tasks": int(queued)}
 
 
-def mirror_wait(
-    env: BenchEnvironment, conn: psycopg.Connection[Any], seconds: float
-) -> dict[str, int]:
+def mirror_wait(env: BenchEnvironment, conn: psycopg.Connection[Any], seconds: float) -> Backlog:
     """Wait until the mirror has caught up; returns the backlog left. Gives up after `seconds`,
     or once nothing is queued and the unmirrored count has not moved for a while: those totals
     belong to tasks that failed, and only the periodic sweep (not run here) would repair them."""
@@ -164,9 +163,7 @@ def ingest_load(bench: Bench, server: WebServer, *, batch: int, tag: str) -> Wrk
     return WrkLoad(bench.wrk, server.base_url, "ingest.lua", args, connections, options.threads, 10)
 
 
-def ingest_measure(
-    bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int
-) -> dict[str, Any]:
+def ingest_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int) -> Figures:
     """Closed loop: wrk's connections post as fast as the answers come back."""
     with IngestWindow(bench, server, cpu) as window:
         load = ingest_load(bench, server, batch=batch, tag=f"w{batch}-{int(window.origin_wall)}")
@@ -178,9 +175,8 @@ def ingest_measure(
             "connections": load.connections, "threads": load.threads}  # fmt: skip
 
 
-def openloop_measure(
-    bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
-) -> dict[str, Any]:
+def openloop_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float,
+                     batch: int, seconds: float) -> Figures:  # fmt: skip
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
     with IngestWindow(bench, server, cpu) as window:
         prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"

@@ -129,12 +129,8 @@ class OpenLoopSender:
 
     max_in_flight = MAX_IN_FLIGHT
 
-    def __init__(
-        self,
-        load: OfferedLoad,
-        timeout: float = REQUEST_TIMEOUT_SECONDS,
-        settle: float = STOP_WAIT_SECONDS,
-    ) -> None:
+    def __init__(self, load: OfferedLoad, timeout: float = REQUEST_TIMEOUT_SECONDS,
+                 settle: float = STOP_WAIT_SECONDS) -> None:  # fmt: skip
         if load.rate <= 0 or load.batch < 1 or load.senders < 1 or load.players < load.batch:
             raise ValueError(f"not a load that can be offered: {load}")
         self.thread = threading.Thread(target=self._run, name="open-loop-sender", daemon=True)
@@ -206,9 +202,8 @@ class OpenLoopSender:
         result = {"player_id": player_id, "points": points, "match_id": match_id}
         return result | {"board": load.board, "season": load.season}
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         """The answer to `items` sent at `sent` (time.monotonic(); status 0: no answer)."""
 
     async def _sender(self, client: HttpClient, index: int) -> None:
@@ -287,9 +282,8 @@ class FreshnessProbe(OpenLoopSender):
 
     max_in_flight = 1 << 30  # one result a player at a time is the bound
 
-    def __init__(
-        self, url: str, api_key: str, board: str, season: str, *, players: list[str], rate: float
-    ) -> None:
+    def __init__(self, url: str, api_key: str, board: str, season: str, *, players: list[str],
+                 rate: float) -> None:  # fmt: skip
         prefix = f"probe-{int(time.time() * 1000)}"
         load = OfferedLoad(url, api_key, board, season, rate, 1, len(players), prefix, senders=1)
         super().__init__(load, settle=LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS)
@@ -315,9 +309,8 @@ class FreshnessProbe(OpenLoopSender):
         self.posted += 1
         return [self._result(player_id, rng, f"{self.load.match_prefix}-{self.posted}")]
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         player_id, load = items[0]["player_id"], self.load
         total = json_field(answer, "total_points") if status == 201 else None
         if total is None:

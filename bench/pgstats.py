@@ -11,6 +11,7 @@ import psycopg
 
 from scripts.processes import proc_stat
 
+from .core import Figures
 from .environment import BenchEnvironment
 
 TOP_STATEMENTS = 5
@@ -47,19 +48,17 @@ def postmaster_pid(env: BenchEnvironment) -> int | None:
     return backend.ppid if parent is not None and parent.name == "postgres" else None
 
 
-def results_by_second(
-    cursor: Any, where: str, params: dict[str, Any]
-) -> list[tuple[int, int, int]]:
+def results_by_second(cur: Any, where: str, params: dict[str, Any]) -> list[tuple[int, int, int]]:
     """The results `where` picks by the second they were received in, counted from
     `params["origin"]` (time.time()): (second, received before `params["end"]`, at or after)."""
-    cursor.execute(
+    cur.execute(
         "SELECT floor(extract(epoch FROM received_at)::float8 - %(origin)s::float8)::int,"
         " count(*) FILTER (WHERE received_at < to_timestamp(%(end)s)),"
         " count(*) FILTER (WHERE received_at >= to_timestamp(%(end)s))"
         f" FROM matches_matchresult WHERE {where} GROUP BY 1 ORDER BY 1",
         params,
     )
-    return [tuple(row) for row in cursor.fetchall()]
+    return [tuple(row) for row in cur.fetchall()]
 
 
 def pg_snapshot(conn: psycopg.Connection[Any]) -> dict[str, Any]:
@@ -96,9 +95,8 @@ def _per(value: float, results: int, digits: int = 3) -> float | None:
     return round(value / results, digits) if results else None
 
 
-def _top_statements(
-    conn: psycopg.Connection[Any], before: Statements, after: Statements, results: int
-) -> list[dict[str, Any]]:
+def _top_statements(conn: psycopg.Connection[Any], before: Statements, after: Statements,
+                    results: int) -> list[Figures]:  # fmt: skip
     changed = []
     for key, (calls, total_ms) in after.items():
         calls_before, total_before = before.get(key, (0, 0.0))
@@ -123,9 +121,7 @@ def _top_statements(
     return statements
 
 
-def pg_delta(
-    conn: psycopg.Connection[Any], before: dict[str, Any], *, results: int
-) -> dict[str, Any]:
+def pg_delta(conn: psycopg.Connection[Any], before: Figures, *, results: int) -> Figures:
     """What PostgreSQL did since `before`, and per accepted result where that means something."""
     after = pg_snapshot(conn)
     lsn_diff = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)"

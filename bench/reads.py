@@ -16,7 +16,7 @@ import redis
 from leaderboards import store
 from scripts.processes import WebServer
 
-from .core import BenchError, latency_summary
+from .core import BenchError, Figures, latency_summary
 from .environment import Bench
 from .load import FRIEND_LISTS, profile_cache_clear
 from .loaders import WrkLoad, h2load_open_loop
@@ -128,9 +128,7 @@ def read_load(bench: Bench, server: WebServer, kind: str) -> WrkLoad:
     return WrkLoad(bench.wrk, server.base_url, "read.lua", args, connections, threads)
 
 
-def endpoint_measure(
-    bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]
-) -> dict[str, Any]:
+def endpoint_measure(bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]) -> Figures:
     """An endpoint at saturation. Every endpoint starts from a cold profile cache, so the order of
     the runs does not decide how many names come from Redis instead of PostgreSQL; and a wrong
     URL fails loudly first, not as a fast 404."""
@@ -153,9 +151,8 @@ def reference_measure(bench: Bench, server: WebServer) -> dict[str, Any]:
     return {"path": "/", "app": "bench.apps.bare:application", **figures}
 
 
-def endpoint_open_loop(
-    bench: Bench, server: WebServer, kind: str, saturation_per_s: float, cpu: dict[str, int]
-) -> dict[str, Any]:
+def endpoint_open_loop(bench: Bench, server: WebServer, kind: str, saturation_per_s: float,
+                       cpu: dict[str, int]) -> Figures:  # fmt: skip
     """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered by h2load on a
     schedule; right after its saturation run, so its caches are as that run left them."""
     options = bench.options

@@ -42,9 +42,8 @@ def _entry(player_id: str) -> str:
     return f"1;sum.0{values}|clan:k{index // CLAN_MEMBERS}"
 
 
-def _writes(
-    client: redis.Redis, keys: list[str], options: Any, segmented: bool, raise_by: int
-) -> float:
+def _writes(client: redis.Redis, keys: list[str], options: Any, segmented: bool,
+            raise_by: int) -> float:  # fmt: skip
     """Every player written once by the mirror's script; Redis's CPU a write, in microseconds."""
     sha = client.script_load(MIRROR)
     client.config_resetstat()

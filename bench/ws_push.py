@@ -283,9 +283,8 @@ class Probe(OpenLoopSender):
         player_id, points = next(self.rotation), rng.randint(1, MAX_POINTS)
         return [{"player_id": player_id, "points": points, "match_id": uuid.uuid4().hex}]
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         if status == 201 and (total := json_field(answer, "total_points")) is not None:
             self.mirror.expect(items[0]["player_id"], total)
             self.posted.append((items[0]["player_id"], total, sent, now))
