@@ -68,8 +68,8 @@ test: install lint clients-tools
 	$(SUITE)
 
 # On Valkey, the tiers whose answers do not depend on the engine are left out: the pages in a
-# browser and the typed clients (marker browser) and the bench programs' harness (marker bench;
-# bench.engines itself measures both engines). That keeps CI's two runs within its time.
+# browser and the typed clients (marker browser) and the bench programs' harness (marker bench).
+# That keeps CI's two runs within its time.
 test-valkey: export REDIS_ENGINE := valkey
 test-valkey: export REDIS_URL := $(VALKEY_TEST_URL)
 test-valkey: SUITE_ARGS := -m "not (bench or browser)"
@@ -89,8 +89,6 @@ bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.run --players $(PLAYERS)
 	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
-	$(BIN)/python -m bench.shards --players $(PLAYERS)
-	$(BIN)/python -m bench.engines --members $(PLAYERS)
 	$(BIN)/python -m bench.segments --members $(PLAYERS)
 
 # The fault campaign (docs/operations.md, "Fault campaign"): the deployment under load while faults are

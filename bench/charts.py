@@ -35,8 +35,7 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
-    written = []
-    title = f"{results['players']:,} players, run {results['run']}"
+    written, title = [], f"{results['players']:,} players, run {results['run']}"
 
     def save(fig: Any, suptitle: str | None, name: str) -> None:
         if suptitle:
@@ -67,8 +66,7 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
         (rank_ax, "What's my rank? one request at a time vs API under load"),
     ):
         ax.set_xticks([_x(p) for p in TICKS], [f"p{p:g}" for p in TICKS])
-        ax.set_yscale("log")
-        ax.set_ylabel("latency (ms, log)")
+        ax.set(yscale="log", ylabel="latency (ms, log)")
         _finish(ax, name)
     save(fig, f"Latency distribution - {title}", "latency.png")
 
@@ -78,16 +76,15 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
             series = figures.get("per_second") or []
             rate_ax.plot([s for s, _ in series], [n for _, n in series], label=mode, marker=".")
             samples = (figures.get("freshness") or {}).get("series") or []
-            fresh_ax.scatter(
-                [t for t, _ in samples], [ms for _, ms in samples], s=6, label=mode, alpha=0.6
-            )
+            times, freshness = [t for t, _ in samples], [ms for _, ms in samples]
+            fresh_ax.scatter(times, freshness, s=6, label=mode, alpha=0.6)
         rate_ax.axhline(6000, color="grey", linestyle="--", linewidth=1, label="target (batches)")
         rate_ax.set_ylabel("accepted results / s")
         _finish(rate_ax, "Accepted results per second (counted in PostgreSQL)", 8)
         fresh_ax.axhline(1000, color="grey", linestyle="--", linewidth=1, label="p99 target")
-        fresh_ax.set_yscale("log")
-        fresh_ax.set_ylabel("freshness (ms, log)")
-        fresh_ax.set_xlabel("seconds since the load started")
+        fresh_ax.set(
+            yscale="log", ylabel="freshness (ms, log)", xlabel="seconds since the load started"
+        )
         _finish(fresh_ax, "Time from the 201 to the new total in Redis (probe)", 8)
         save(fig, f"Ingest - {title}", "ingest.png")
 
@@ -103,8 +100,7 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
             note = f" {rps:,.0f}" + (f" ({ratio * 100:.0f}% of ceiling)" if ratio else "")
             ax.text(rps, index, note, va="center", fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("requests / s")
-        ax.set_title(f"Throughput against the ping ceiling - {title}")
+        ax.set(xlabel="requests / s", title=f"Throughput against the ping ceiling - {title}")
         ax.margins(x=0.35)
         save(fig, None, "throughput.png")
     return written

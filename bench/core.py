@@ -17,11 +17,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import psycopg
 import redis
 
 from scripts.processes import ROOT, ServiceError, Timeout
 
 RESULTS = ROOT / "bench" / "results"
+Figures = dict[str, Any]  # what a measurement reports, by name
 # The points of every latency curve in the results (wrk prints the same ones, see wrk/report.lua).
 CURVE_PERCENTILES = (1, 5, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95, 97.5, 99, 99.5, 99.9)
 
@@ -34,18 +36,14 @@ def say(message: str, program: str = "bench") -> None:
     print(f"[{program}] {message}", flush=True)
 
 
-def options_parse(
-    prog: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None
-) -> argparse.Namespace:
-    """Options as (flag, default, help[, tiny default]): a flag if the default is False, a choice
-    of several if a list, else of the default's type; with `--tiny`, the tiny default applies."""
-    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
-    tiny_defaults = {}
+def options_parse(prog: str, doc: str | None, options: Sequence[tuple[Any, ...]],
+                  argv: list[str] | None) -> argparse.Namespace:  # fmt: skip
+    """Options as (flag, default, help[, tiny default]): a flag if the default is False, else of
+    the default's type; with `--tiny`, the tiny default applies."""
+    parser, tiny_defaults = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc), {}
     for flag, default, help_text, *tiny in options:
         if default is False:
             parser.add_argument(flag, action="store_true", help=help_text)
-        elif isinstance(default, list):
-            parser.add_argument(flag, nargs="+", choices=default, default=default, help=help_text)
         else:
             if tiny:
                 tiny_defaults[flag.lstrip("-").replace("-", "_")] = (default, tiny[0])
@@ -64,6 +62,8 @@ class Program:
     can explain, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound like Ctrl-C, so every `finally`
     cleans up), 0 otherwise."""
 
+    EXPLAINED = (BenchError, ServiceError, Timeout, redis.RedisError, psycopg.OperationalError)
+
     def __init__(self, name: str) -> None:
         self.name, self.code = name, 0
 
@@ -76,7 +76,7 @@ class Program:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> bool:
-        if isinstance(exc, BenchError | ServiceError | Timeout | redis.RedisError):
+        if isinstance(exc, self.EXPLAINED):
             print(f"[{self.name}] ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             self.code = 2
         elif isinstance(exc, KeyboardInterrupt):
@@ -84,44 +84,22 @@ class Program:
         return self.code != 0
 
 
-def at_least(**least: int) -> Callable[[argparse.Namespace], str | None]:
-    """A check of options that must each be at least a number."""
-    return lambda options: next(
-        (
-            f"--{name} must be at least {v}"
-            for name, v in least.items()
-            if getattr(options, name) < v
-        ),
-        None,
-    )
-
-
 def program_main(
-    name: str,
-    doc: str | None,
-    options: Sequence[tuple[Any, ...]],
-    argv: list[str] | None,
+    name: str, doc: str | None, options: Sequence[tuple[Any, ...]], argv: list[str] | None,
     check: Callable[[argparse.Namespace], str | None],
-    measure: Callable[[Any, dict[str, Any]], None],
-    report: Callable[[dict[str, Any]], str],
-) -> int:
+    measure: Callable[[Any, dict[str, Any]], None], report: Callable[[dict[str, Any]], str],
+) -> int:  # fmt: skip
     """`python -m bench.<name>` with `options`, --seed and --output (`check` refuses them with a
     message): `measure(options, result)` fills the results, written to --output and shown by
     `report`. Returns the exit code."""
-    results_file = f"{name}-latest.json"
-    parsed = options_parse(
-        f"bench.{name}",
-        doc,
-        (
-            *options,
-            ("--seed", 1, "seed of the generated players"),
-            ("--output", RESULTS / results_file, f"results file (bench/results/{results_file})"),
-        ),
-        argv,
-    )
+    latest = f"{name}-latest.json"
+    seed = ("--seed", 1, "seed of the generated players")
+    output = ("--output", RESULTS / latest, f"results file (bench/results/{latest})")
+    parsed = options_parse(f"bench.{name}", doc, (*options, seed, output), argv)
     if problem := check(parsed):
         parsed.error(problem)
-    result: dict[str, Any] = {"benchmark": name, "when": now_stamp()}
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result: dict[str, Any] = {"benchmark": name, "when": when}
     with Program(name) as run:
         measure(parsed, result)
     if run.code:
@@ -132,14 +110,9 @@ def program_main(
     return 0
 
 
-def json_write(result: dict[str, Any], *paths: Path) -> None:
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=2, default=str) + "\n")
-
-
-def now_stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def json_write(result: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
 
 
 class Phases:
@@ -180,12 +153,13 @@ def percentile(ordered: Sequence[float], p: float) -> float:
 
 
 def latency_summary(samples_ms: Sequence[float], *, curve: bool = True) -> dict[str, Any]:
-    """p50/p90/p99/max/mean of samples in milliseconds, and the curve for the charts."""
+    """p50/p90/p99/p99.9/max/mean of samples in milliseconds, and the curve for the charts."""
     ordered = sorted(samples_ms)
     if not ordered:
         return {"samples": 0}
     summary: dict[str, Any] = {"samples": len(ordered)}
-    summary |= {f"p{p}_ms": round(percentile(ordered, p), 4) for p in (50, 90, 99)}
+    for p in (50, 90, 99, 99.9):
+        summary[f"p{p:g}_ms".replace(".", "")] = round(percentile(ordered, p), 4)
     summary.update(max_ms=round(ordered[-1], 4), mean_ms=round(sum(ordered) / len(ordered), 4))
     if curve:
         summary["curve_ms"] = [[p, round(percentile(ordered, p), 4)] for p in CURVE_PERCENTILES]

@@ -13,16 +13,15 @@ from typing import Any
 from urllib.parse import unquote, urlparse, urlunparse
 
 import psycopg
-from psycopg import sql
 
 from scripts import devservices
-from scripts.processes import ROOT, ServiceError, free_port
+from scripts.devservices import DEFAULT_REDIS_URL
+from scripts.processes import ROOT, free_port
 
 from .core import RESULTS, BenchError, Phases, say
 
 # The bench's Celery queue, in the bench's own broker database as well.
 QUEUE = "bench"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 # A public rate limit of a billion requests a second: the limit's work is done on every read,
 # and it never refuses one ("num/period", as DRF parses it).
 PUBLIC_RATE_NEVER_REACHED = "1000000000/s"
@@ -92,15 +91,11 @@ class BenchEnvironment:
         """The public limit is on, as in production, at a rate the load never reaches; ingest
         posts everything with one key, so that limit is off (empty)."""
         return settings_env(
-            DATABASE_URL=self.database_url,
-            REDIS_URL=self.redis_url,
-            CELERY_BROKER_URL=self.broker_url,
-            LEADERBOARD_KEY_PREFIX=self.key_prefix,
-            LEADERBOARD_TOP_CACHE_SECONDS=f"{top_cache_seconds:g}",
-            CELERY_TASK_DEFAULT_QUEUE=QUEUE,
-            THROTTLE_PUBLIC_RATE=PUBLIC_RATE_NEVER_REACHED,
-            THROTTLE_GAME_SERVER_RATE="",
-        )
+            DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,
+            CELERY_BROKER_URL=self.broker_url, LEADERBOARD_KEY_PREFIX=self.key_prefix,
+            LEADERBOARD_TOP_CACHE_SECONDS=f"{top_cache_seconds:g}", CELERY_TASK_DEFAULT_QUEUE=QUEUE,
+            THROTTLE_PUBLIC_RATE=PUBLIC_RATE_NEVER_REACHED, THROTTLE_GAME_SERVER_RATE="",
+        )  # fmt: skip
 
     def connect(self, dbname: str | None = None) -> psycopg.Connection[Any]:
         """An autocommit connection to the bench's database (or `dbname` on its server)."""
@@ -110,52 +105,32 @@ class BenchEnvironment:
 def cluster_start(home: Path) -> tuple[str, Path]:
     """The bench's own PostgreSQL cluster in `home` (initdb'd if new) on a free port, stopped
     when this process exits short of a SIGKILL: its URL and data."""
-    bindir = devservices.pg_bindir()
-    if bindir is None:
+    if (bindir := devservices.pg_bindir()) is None:
         raise BenchError(
             "PostgreSQL's binaries are missing: `make setup` installs them (as root), or "
             "`sudo apt-get install postgresql`; or point --database-url at a running server"
         )
     memory = devservices.machine_memory_bytes()
     settings = devservices.postgres_settings(memory_bytes=memory, bindir=bindir)
-    try:
-        data = devservices.pg_cluster_init(home, bindir=bindir, user=SUPERUSER)
-        if devservices.pg_cluster_running(data, bindir=bindir):
-            # Left behind by a run that was killed: restart it with this run's settings.
-            devservices.pg_cluster_stop(data, bindir=bindir)
-        port = free_port()
-        devservices.pg_cluster_start(data, bindir=bindir, port=port, settings=settings)
-    except ServiceError as exc:
-        raise BenchError(str(exc)) from exc
+    data = devservices.pg_cluster_init(home, bindir=bindir, user=SUPERUSER)
+    if devservices.pg_cluster_running(data, bindir=bindir):
+        # Left behind by a run that was killed: restart it with this run's settings.
+        devservices.pg_cluster_stop(data, bindir=bindir)
+    port = free_port()
+    devservices.pg_cluster_start(data, bindir=bindir, port=port, settings=settings)
     atexit.register(devservices.pg_cluster_stop, data, bindir=bindir)
     say(f"PostgreSQL of the bench's own on 127.0.0.1:{port} (data in {data})")
     return f"postgres://{SUPERUSER}@127.0.0.1:{port}/postgres", data
 
 
-def database_create(url: str) -> bool:
-    """Create the database `url` names unless it exists; returns whether it did."""
-    database = _database(url)
-    try:
-        with connect(url, "postgres", autocommit=True) as conn:
-            query = "SELECT 1 FROM pg_database WHERE datname = %s"
-            if conn.execute(query, [database]).fetchone():
-                return False
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
-    except psycopg.OperationalError as exc:
-        raise BenchError(f"PostgreSQL does not answer: {exc}") from exc
-    return True
-
-
-def django_setup(variables: dict[str, str], *, migrate: bool = True) -> None:
-    """Start Django in this process on `variables`, migrated unless `migrate` is off (a bench
-    of the Redis side alone needs no database)."""
+def django_setup(variables: dict[str, str]) -> None:
+    """Start Django in this process on `variables`, its database migrated."""
     os.environ.update(variables)
     import django
     from django.core.management import call_command
 
     django.setup()
-    if migrate:
-        call_command("migrate", interactive=False, verbosity=0)
+    call_command("migrate", interactive=False, verbosity=0)
 
 
 def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
@@ -176,14 +151,11 @@ def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
     if not server_url:
         server_url, cluster = cluster_start(options.postgres_dir.resolve())
     env = BenchEnvironment(
-        database_url=with_database(server_url, options.database),
-        redis_url=redis_url,
+        database_url=with_database(server_url, options.database), redis_url=redis_url,
         broker_url=with_database(redis_url, str(options.broker_db)),
-        key_prefix=options.key_prefix,
-        cluster=cluster,
-    )
-    if database_create(env.database_url):
-        say(f"created database {env.database}")
+        key_prefix=options.key_prefix, cluster=cluster,
+    )  # fmt: skip
+    devservices.ensure_database(env.database_url)
     with env.connect() as conn:
         preloaded = conn.execute("SHOW shared_preload_libraries").fetchone()[0]
         # Without the privilege to create it, the run goes on without statement figures.

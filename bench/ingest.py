@@ -13,7 +13,7 @@ from leaderboards import store
 from scripts.processes import WebServer
 from seasons.scoring import points_of
 
-from .core import latency_summary
+from .core import Figures, latency_summary
 from .environment import QUEUE, Bench, BenchEnvironment
 from .loaders import WrkLoad
 from .machine import Window
@@ -25,13 +25,18 @@ from .pgstats import harness_connection, pg_delta, pg_snapshot, results_by_secon
 SUSTAINED_SHARE = 0.999
 SUSTAINED_FRESHNESS_P99_MS = 1000.0
 CONSISTENCY_SAMPLE = 500
+# The totals of the players last written (at most CONSISTENCY_SAMPLE results after an id).
+WRITTEN_TOTALS = """SELECT t.player_id, t.points FROM matches_playertotal t
+WHERE t.season_id = %s AND t.player_id IN (
+    SELECT player_id FROM matches_matchresult WHERE id > %s ORDER BY id DESC LIMIT %s)"""
 STALLED_SECONDS = 5.0
 # Freshness over the first and the last seconds of a window too: a growing backlog shows there.
 EDGE_SECONDS = 10.0
 PROBE_PREFIX = "probe-"
+Backlog = dict[str, int]  # the mirror's work left: unmirrored totals, queued tasks
 
 
-def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict[str, int]:
+def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> Backlog:
     """Totals committed but still in the mirror's outbox, and mirror tasks queued in the broker
     or taken but not done (acks_late keeps those in Redis's `unacked` hash)."""
     unmirrored = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()[0]
@@ -41,9 +46,7 @@ def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> dict
     return {"unmirrored_totals": int(unmirrored), "queued_tasks": int(queued)}
 
 
-def mirror_wait(
-    env: BenchEnvironment, conn: psycopg.Connection[Any], seconds: float
-) -> dict[str, int]:
+def mirror_wait(env: BenchEnvironment, conn: psycopg.Connection[Any], seconds: float) -> Backlog:
     """Wait until the mirror has caught up; returns the backlog left. Gives up after `seconds`,
     or once nothing is queued and the unmirrored count has not moved for a while: those totals
     belong to tasks that failed, and only the periodic sweep (not run here) would repair them."""
@@ -113,51 +116,35 @@ class IngestWindow:
         params = {"probe": f"{PROBE_PREFIX}%", "since": self.since_id}
         params |= {"origin": start, "end": start + seconds}
         with conn.cursor() as cursor:
-            rows = results_by_second(
-                cursor, "id > %(since)s AND match_id NOT LIKE %(probe)s", params
-            )
+            load = "id > %(since)s AND match_id NOT LIKE %(probe)s"
+            rows = results_by_second(cursor, load, params)
         in_window = sum(before for second, before, _ in rows if second >= 0)
         load_accepted = sum(before + after for _, before, after in rows)
         probes = "FROM matches_matchresult WHERE id > %(since)s AND match_id LIKE %(probe)s"
-        all_accepted = (
-            load_accepted + conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
-        )
+        probes_accepted = conn.execute(f"SELECT count(*) {probes}", params).fetchone()[0]
         edge, series = min(EDGE_SECONDS, seconds / 2), freshness["series"]
+        drain_seconds = round(time.monotonic() - self.stopped, 2)
+        mirror = {"backlog_when_load_stopped": self.at_stop, "drained": not any(backlog.values())}
+        mirror |= {"drain_seconds": drain_seconds, "backlog_left": backlog}
         return {
-            "seconds": round(seconds, 3),
-            "accepted_results": in_window,
+            "seconds": round(seconds, 3), "accepted_results": in_window,
             "accepted_results_per_s": round(in_window / seconds, 1) if seconds else 0.0,
-            "accepted_results_total": load_accepted,
-            "probe_results_accepted": all_accepted - load_accepted,
+            "accepted_results_total": load_accepted, "probe_results_accepted": probes_accepted,
             "per_second": [[second, b + a] for second, b, a in rows if second >= 0],
-            "freshness": freshness,
-            "freshness_window": freshness_between(series, 0, seconds),
+            "freshness": freshness, "freshness_window": freshness_between(series, 0, seconds),
             "freshness_first": freshness_between(series, 0, edge),
             "freshness_last": freshness_between(series, seconds - edge, seconds),
-            "edge_seconds": edge,
-            "mirror": {
-                "backlog_when_load_stopped": self.at_stop,
-                "drained": not any(backlog.values()),
-                "drain_seconds": round(time.monotonic() - self.stopped, 2),
-                "backlog_left": backlog,
-            },
+            "edge_seconds": edge, "mirror": mirror,
             "consistency_after_drain": self._consistency(),
             # From the start of the load to the end of the drain, per result accepted meanwhile.
-            "postgres": pg_delta(conn, self.pg_before, results=all_accepted),
+            "postgres": pg_delta(conn, self.pg_before, results=load_accepted + probes_accepted),
             **self.window.figures(),
-        }
+        }  # fmt: skip
 
     def _consistency(self) -> dict[str, Any]:
         """After the drain, Redis must show exactly PostgreSQL's totals for the players written."""
-        sid = self.bench.season.pk
-        rows = self.conn.execute(
-            """
-            SELECT t.player_id, t.points FROM matches_playertotal t
-            WHERE t.season_id = %s AND t.player_id IN (
-                SELECT player_id FROM matches_matchresult WHERE id > %s ORDER BY id DESC LIMIT %s)
-            """,
-            [sid, self.since_id, CONSISTENCY_SAMPLE],
-        ).fetchall()
+        sid, sample = self.bench.season.pk, CONSISTENCY_SAMPLE
+        rows = self.conn.execute(WRITTEN_TOTALS, [sid, self.since_id, sample]).fetchall()
         scores = store.scores_of(sid, [r[0] for r in rows])
         mismatched = sum(
             score is None or points_of(score, lowest_first=False) != points
@@ -176,28 +163,20 @@ def ingest_load(bench: Bench, server: WebServer, *, batch: int, tag: str) -> Wrk
     return WrkLoad(bench.wrk, server.base_url, "ingest.lua", args, connections, options.threads, 10)
 
 
-def ingest_measure(
-    bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int
-) -> dict[str, Any]:
+def ingest_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, batch: int) -> Figures:
     """Closed loop: wrk's connections post as fast as the answers come back."""
     with IngestWindow(bench, server, cpu) as window:
         load = ingest_load(bench, server, batch=batch, tag=f"w{batch}-{int(window.origin_wall)}")
         result = load.run(bench.options.ingest_seconds)
         window.load_stopped()
         figures = window.figures(seconds=result["duration_s"])
-    return {
-        "batch_size": batch,
-        **figures,
-        "requests": result,
-        "client_side_results": (result["requests"] - result["errors"]["status"]) * batch,
-        "connections": load.connections,
-        "threads": load.threads,
-    }
+    client_side = (result["requests"] - result["errors"]["status"]) * batch
+    return {"batch_size": batch, **figures, "requests": result, "client_side_results": client_side,
+            "connections": load.connections, "threads": load.threads}  # fmt: skip
 
 
-def openloop_measure(
-    bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float, batch: int, seconds: float
-) -> dict[str, Any]:
+def openloop_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float,
+                     batch: int, seconds: float) -> Figures:  # fmt: skip
     """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
     with IngestWindow(bench, server, cpu) as window:
         prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"
@@ -214,23 +193,16 @@ def openloop_measure(
         figures = window.figures(seconds=sent["seconds"], started_wall=sent["started_at_epoch"])
     offered = sent["offered_results"]
     return {
-        "rate_results_per_s": rate,
-        "offered_results": offered,
+        "rate_results_per_s": rate, "offered_results": offered,
         "offered_results_per_s": round(offered / figures["seconds"], 1),
         "accepted_share": round(figures["accepted_results"] / offered, 5) if offered else None,
-        "batch_size": batch,
-        **figures,
-        "sender": sent,
-    }
+        "batch_size": batch, **figures, "sender": sent,
+    }  # fmt: skip
 
 
 def sustained(figures: dict[str, Any]) -> bool:
     """Whether an open-loop phase kept up with the rate it was offered."""
-    p99 = figures["freshness_window"].get("p99_ms")
-    probe = figures["freshness"]
-    return (
-        (figures["accepted_share"] or 0.0) >= SUSTAINED_SHARE
-        and p99 is not None
-        and p99 < SUSTAINED_FRESHNESS_P99_MS
-        and probe["lost"] == probe["failed_posts"] == 0
-    )
+    p99, probe = figures["freshness_window"].get("p99_ms"), figures["freshness"]
+    kept_share = (figures["accepted_share"] or 0.0) >= SUSTAINED_SHARE
+    fresh = p99 is not None and p99 < SUSTAINED_FRESHNESS_P99_MS
+    return kept_share and fresh and probe["lost"] == probe["failed_posts"] == 0

@@ -17,7 +17,7 @@ from typing import Any
 
 from scripts.processes import Process
 
-from .core import BenchError, percentile
+from .core import BenchError, latency_summary
 from .environment import BenchEnvironment
 from .machine import Window
 
@@ -55,17 +55,11 @@ class WrkLoad:
 
     def run(self, seconds: float) -> dict[str, Any]:
         """wrk against `url` for `seconds`: the figures its done() hook reported (report.lua)."""
-        argv = [
-            self.wrk,
-            f"-t{self.threads}",
-            f"-c{self.connections}",
-            f"-d{max(1, round(seconds))}s",
-        ]
-        argv += [f"--timeout={self.timeout_s:g}s", "-s", str(SCRIPTS / self.script), self.url, "--"]
+        load = [f"-t{self.threads}", f"-c{self.connections}", f"-d{max(1, round(seconds))}s"]
+        script = ["-s", str(SCRIPTS / self.script), self.url, "--", *self.args]
+        argv = [self.wrk, *load, f"--timeout={self.timeout_s:g}s", *script]
         try:
-            done = subprocess.run(
-                [*argv, *self.args], capture_output=True, text=True, timeout=seconds + 60
-            )
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
         except subprocess.TimeoutExpired as exc:
             raise BenchError(f"wrk did not finish within {seconds + 60:.0f}s") from exc
         line = next((ln for ln in done.stdout.splitlines() if ln.startswith(_MARKER)), None)
@@ -76,26 +70,20 @@ class WrkLoad:
         seconds, latency = data["duration_us"] / 1e6, data["latency_us"]
         curve = {float(p): us / 1000 for p, us in data["percentiles_us"]}
         return {
-            "requests": int(data["requests"]),
-            "duration_s": round(seconds, 3),
+            "requests": int(data["requests"]), "duration_s": round(seconds, 3),
             "requests_per_s": round(data["requests"] / seconds if seconds else 0.0, 1),
             **{f"p{p:g}_ms".replace(".", ""): round(curve[p], 3) for p in (50, 90, 99, 99.9)},
-            "max_ms": round(latency["max"] / 1000.0, 3),
-            "mean_ms": round(latency["mean"] / 1000.0, 3),
+            "max_ms": round(latency["max"] / 1000, 3), "mean_ms": round(latency["mean"] / 1000, 3),
             "errors": {name: int(count) for name, count in data["errors"].items()},
             "curve_ms": [[p, round(value, 3)] for p, value in curve.items()],
-        }
+        }  # fmt: skip
 
     def timed(
-        self,
-        seconds: float,
-        warmup: float,
-        cpu: dict[str, int],
-        env: BenchEnvironment | None = None,
+        self, seconds: float, warm: float, cpu: dict[str, int], env: BenchEnvironment | None = None
     ) -> dict[str, Any]:
-        """An unmeasured warm-up (none at 0 s), then the measured run in a CPU window."""
-        if warmup > 0:
-            self.run(warmup)
+        """`warm` seconds of unmeasured warm-up (none at 0), then the run measured in a window."""
+        if warm > 0:
+            self.run(warm)
         with Window(cpu, env) as window:
             figures = self.run(seconds)
         connections = {"connections": self.connections, "threads": self.threads}
@@ -103,16 +91,9 @@ class WrkLoad:
 
 
 def h2load_open_loop(
-    *,
-    h2load: str,
-    uris: Callable[[random.Random, int], list[str]],
-    rate: float,
-    connections: int,
-    seconds: float,
-    work_dir: Path,
-    label: str,
-    seed: int,
-) -> dict[str, Any]:
+    *, h2load: str, uris: Callable[[random.Random, int], list[str]], rate: float,
+    connections: int, seconds: float, work_dir: Path, label: str, seed: int,
+) -> dict[str, Any]:  # fmt: skip
     """Offer `rate` requests a second for `seconds` over about `connections` connections;
     `uris(rng, count)` gives one loader's URI list (one URI for a fixed endpoint)."""
     # At least MIN_RATE_PER_CONNECTION a connection: below that h2load sends little or nothing in
@@ -159,16 +140,11 @@ def h2load_open_loop(
                 statuses[status] += 1
                 if status != "0":  # 0: no HTTP answer (the connection failed or timed out)
                     durations_ms.append(int(micros) / 1000.0)
-    durations_ms.sort()
     answered = len(durations_ms)
-    figures: dict[str, Any] = {
-        "offered_per_s": round(rate, 1),
-        "seconds": seconds,
-        "connections": connections,
-        "loaders": loaders,
-        "rate_per_connection": round(rate / connections, 3),
-        "requests": answered,
-        "achieved_per_s": round(answered / seconds, 1),
+    return {
+        "offered_per_s": round(rate, 1), "seconds": seconds, "connections": connections,
+        "loaders": loaders, "rate_per_connection": round(rate / connections, 3),
+        "requests": answered, "achieved_per_s": round(answered / seconds, 1),
         "achieved_share": round(answered / (rate * seconds), 4) if rate else 0.0,
         "started": summary["started"],
         # Sent in the window, still waiting when it closed (h2load counts as done some answers
@@ -179,9 +155,5 @@ def h2load_open_loop(
         "throttled_429": statuses.get("429", 0),
         # Requests that got no HTTP answer at all (connection errors, timeouts).
         "errors": max(summary["errored"], statuses.get("0", 0)),
-    }
-    if durations_ms:
-        for name, p in (("p50", 50), ("p90", 90), ("p99", 99), ("p999", 99.9), ("max", 100)):
-            figures[f"{name}_ms"] = round(percentile(durations_ms, p), 3)
-        figures["mean_ms"] = round(sum(durations_ms) / answered, 3)
-    return figures
+        **latency_summary(durations_ms, curve=False),
+    }  # fmt: skip

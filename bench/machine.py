@@ -27,6 +27,11 @@ shared_preload_libraries track_io_timing autovacuum_naptime autovacuum_vacuum_sc
 autovacuum_vacuum_insert_scale_factor autovacuum_analyze_scale_factor autovacuum_vacuum_cost_limit
 max_connections random_page_cost effective_io_concurrency"""
 RECORDED_SETTINGS = _SETTINGS.split()
+# The Redis facts a run records, by the INFO field each is read from.
+REDIS_FACTS = {
+    "version": "redis_version", "allocator": "mem_allocator", "appendonly": "aof_enabled",
+    "maxmemory": "maxmemory", "process_id": "process_id",
+}  # fmt: skip
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Parts not led by a known process are found by their command name.
 _NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
@@ -51,10 +56,8 @@ def _postgres_facts(env: BenchEnvironment) -> dict[str, Any]:
     path first, and what one durable commit costs on this disk."""
     names = ("server_version", "shared_buffers", "synchronous_commit", "fsync", "wal_level")
     with env.connect() as conn:
-        rows = conn.execute(
-            "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name",
-            [RECORDED_SETTINGS],
-        ).fetchall()
+        query = "SELECT name, current_setting(name, true) FROM unnest(%s::text[]) AS name"
+        rows = conn.execute(query, [RECORDED_SETTINGS]).fetchall()
         settings = {name: value for name, value in rows if value is not None}
         facts: dict[str, Any] = {name: settings.get(name) for name in names}
         conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (x int)")
@@ -82,37 +85,29 @@ def python_probe_ms() -> float:
     return round(best * 1000, 1)
 
 
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def machine_facts(env: BenchEnvironment, **tools: str) -> dict[str, Any]:
     info = redis.Redis.from_url(env.redis_url, socket_timeout=5).info()
-    packages = {}
-    for name in PACKAGES.split():
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = "not installed"
     memory = _line("/proc/meminfo", "MemTotal:")
     return {
-        "python_probe_ms": python_probe_ms(),
-        "cores": os.cpu_count(),
+        "python_probe_ms": python_probe_ms(), "cores": os.cpu_count(),
         "usable_cores": len(os.sched_getaffinity(0)),
         "cpu_model": (_line("/proc/cpuinfo", "model name") or ": unknown").lstrip(": "),
         "memory_gib": round(int(memory.split()[0]) / 2**20, 1) if memory else 0.0,
         "os": (_line("/etc/os-release", "PRETTY_NAME=") or platform.platform()).strip('"'),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "packages": packages,
-        "redis": {
-            "version": info.get("redis_version"),
-            "allocator": info.get("mem_allocator"),
-            "appendonly": info.get("aof_enabled"),
-            "maxmemory": info.get("maxmemory"),
-            "process_id": info.get("process_id"),
-        },
-        "postgresql": _postgres_facts(env),
-        **tools,
+        "kernel": platform.release(), "python": platform.python_version(),
+        "packages": {name: _version(name) for name in PACKAGES.split()},
+        "redis": {fact: info.get(field) for fact, field in REDIS_FACTS.items()},
+        "postgresql": _postgres_facts(env), **tools,
         "git": {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain"))},
         "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
-    }
+    }  # fmt: skip
 
 
 def cpu_times() -> list[int]:
@@ -148,9 +143,8 @@ class Window:
         named = {command: part for command, part in _NAMED_PARTS.items() if part not in self.groups}
         totals = dict.fromkeys([*self.groups, *_NAMED_PARTS.values()], 0)
         for pid, p in proc_stats().items():
-            part = (
-                leaders.get(pid) or leaders.get(p.pgrp) or leaders.get(p.ppid) or named.get(p.name)
-            )
+            leader = leaders.get(pid) or leaders.get(p.pgrp) or leaders.get(p.ppid)
+            part = leader or named.get(p.name)
             if part is not None and pid != os.getpid():
                 totals[part] += p.ticks
         return totals

@@ -43,19 +43,6 @@ def slots(first: float, interval: float, end: float = math.inf) -> Iterator[floa
     return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
 
 
-class SendLag:
-    """How long after its slot each call went out; late: more than LATE_SECONDS."""
-
-    def __init__(self) -> None:
-        self.lags_ms: list[float] = []
-        self.late = 0
-
-    def sent(self, slot: float) -> None:
-        lag = time.monotonic() - slot
-        self.lags_ms.append(lag * 1000)
-        self.late += lag > LATE_SECONDS
-
-
 class _Answer:
     """One answer as httptools parses it (it calls the on_* while it parses)."""
 
@@ -142,12 +129,8 @@ class OpenLoopSender:
 
     max_in_flight = MAX_IN_FLIGHT
 
-    def __init__(
-        self,
-        load: OfferedLoad,
-        timeout: float = REQUEST_TIMEOUT_SECONDS,
-        settle: float = STOP_WAIT_SECONDS,
-    ) -> None:
+    def __init__(self, load: OfferedLoad, timeout: float = REQUEST_TIMEOUT_SECONDS,
+                 settle: float = STOP_WAIT_SECONDS) -> None:  # fmt: skip
         if load.rate <= 0 or load.batch < 1 or load.senders < 1 or load.players < load.batch:
             raise ValueError(f"not a load that can be offered: {load}")
         self.thread = threading.Thread(target=self._run, name="open-loop-sender", daemon=True)
@@ -155,8 +138,8 @@ class OpenLoopSender:
         self.failure: BaseException | None = None
         self.figures: dict[str, Any] = {}
         self.load, self.timeout, self.settle = load, timeout, settle
-        self.offered = self.dropped = 0
-        self.lag = SendLag()
+        self.offered = self.dropped = self.late = 0
+        self.lags_ms: list[float] = []  # how long after its slot each request went out
         self.latencies_ms: list[float] = []
         # Each answer's latency by the second of the window it was sent in: stalls show there.
         self.by_second: defaultdict[int, list[float]] = defaultdict(list)
@@ -188,9 +171,8 @@ class OpenLoopSender:
         client = HttpClient(self.load.url, api_key=self.load.api_key, timeout=self.timeout)
         try:
             self.started_wall, self.origin = time.time(), time.monotonic()
-            senders = [
-                asyncio.create_task(self._sender(client, i)) for i in range(self.load.senders)
-            ]
+            count = self.load.senders
+            senders = [asyncio.create_task(self._sender(client, i)) for i in range(count)]
             self.ready.set()
             await asyncio.to_thread(self.stopping.wait)
             seconds = time.monotonic() - self.origin
@@ -220,9 +202,8 @@ class OpenLoopSender:
         result = {"player_id": player_id, "points": points, "match_id": match_id}
         return result | {"board": load.board, "season": load.season}
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         """The answer to `items` sent at `sent` (time.monotonic(); status 0: no answer)."""
 
     async def _sender(self, client: HttpClient, index: int) -> None:
@@ -239,7 +220,9 @@ class OpenLoopSender:
             if len(mine) >= self.max_in_flight:
                 self.dropped += 1
                 continue
-            self.lag.sent(slot)
+            lag = time.monotonic() - slot
+            self.lags_ms.append(lag * 1000)
+            self.late += lag > LATE_SECONDS
             sent += 1
             if not (items := self._items(rng, index, sent)):
                 continue
@@ -267,22 +250,14 @@ class OpenLoopSender:
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
         load, sent = self.load, self.offered - self.dropped
         return {
-            "rate_results_per_s": load.rate,
-            "batch": load.batch,
-            "senders": load.senders,
-            "started_at_epoch": round(started_wall, 3),
-            "seconds": round(seconds, 3),
-            "offered_requests": self.offered,
-            "offered_results": self.offered * load.batch,
-            "sent": sent,
-            "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
-            "sent_late": self.lag.late,
-            "late_after_ms": LATE_SECONDS * 1000,
-            "not_sent_on_time": self.dropped,
-            "max_in_flight_per_sender": self.max_in_flight,
-            "unanswered_at_stop": unanswered,
-            "answers": dict(sorted(self.answers.items())),
-            "send_lag": latency_summary(self.lag.lags_ms, curve=False),
+            "rate_results_per_s": load.rate, "batch": load.batch, "senders": load.senders,
+            "started_at_epoch": round(started_wall, 3), "seconds": round(seconds, 3),
+            "offered_requests": self.offered, "offered_results": self.offered * load.batch,
+            "sent": sent, "sent_per_s": round(sent / seconds, 1) if seconds else 0.0,
+            "sent_late": self.late, "late_after_ms": LATE_SECONDS * 1000,
+            "not_sent_on_time": self.dropped, "max_in_flight_per_sender": self.max_in_flight,
+            "unanswered_at_stop": unanswered, "answers": dict(sorted(self.answers.items())),
+            "send_lag": latency_summary(self.lags_ms, curve=False),
             "post_latency": latency_summary(self.latencies_ms),
             # [second of the window, answers, p50 ms, p99 ms, max ms] of the requests sent then.
             "post_latency_by_second": [
@@ -290,7 +265,7 @@ class OpenLoopSender:
                 for second, samples in sorted(self.by_second.items())
                 for ordered in [sorted(samples)]
             ],
-        }
+        }  # fmt: skip
 
 
 def json_field(answer: bytes, name: str) -> int | None:
@@ -307,9 +282,8 @@ class FreshnessProbe(OpenLoopSender):
 
     max_in_flight = 1 << 30  # one result a player at a time is the bound
 
-    def __init__(
-        self, url: str, api_key: str, board: str, season: str, *, players: list[str], rate: float
-    ) -> None:
+    def __init__(self, url: str, api_key: str, board: str, season: str, *, players: list[str],
+                 rate: float) -> None:  # fmt: skip
         prefix = f"probe-{int(time.time() * 1000)}"
         load = OfferedLoad(url, api_key, board, season, rate, 1, len(players), prefix, senders=1)
         super().__init__(load, settle=LOST_AFTER_SECONDS + REQUEST_TIMEOUT_SECONDS)
@@ -335,9 +309,8 @@ class FreshnessProbe(OpenLoopSender):
         self.posted += 1
         return [self._result(player_id, rng, f"{self.load.match_prefix}-{self.posted}")]
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         player_id, load = items[0]["player_id"], self.load
         total = json_field(answer, "total_points") if status == 201 else None
         if total is None:
@@ -366,16 +339,12 @@ class FreshnessProbe(OpenLoopSender):
 
     def _summary(self, started_wall: float, seconds: float, unanswered: int) -> dict[str, Any]:
         return {
-            "posted": self.posted,
-            "failed_posts": self.failed,
-            "skipped_all_players_pending": self.skipped,
-            "not_visible_within_s": LOST_AFTER_SECONDS,
+            "posted": self.posted, "failed_posts": self.failed,
+            "skipped_all_players_pending": self.skipped, "not_visible_within_s": LOST_AFTER_SECONDS,
             "lost": self.lost + len(self.pending),
             "freshness": latency_summary([fresh for _, fresh, _ in self.samples]),
             "probe_post": latency_summary([post for _, _, post in self.samples]),
-            "poll_interval_ms": POLL_SECONDS * 1000,
-            "poll_share_of_age": POLL_SHARE_OF_AGE,
-            "polls": self.polls,
-            "poll_errors": self.poll_errors,
+            "poll_interval_ms": POLL_SECONDS * 1000, "poll_share_of_age": POLL_SHARE_OF_AGE,
+            "polls": self.polls, "poll_errors": self.poll_errors,
             "series": [[round(t, 3), round(fresh, 2)] for t, fresh, _ in self.samples],
-        }
+        }  # fmt: skip

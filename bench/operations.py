@@ -4,6 +4,7 @@ timed in bench.run's environment; it closes the season (bench/README.md, "Operat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import tempfile
 import time
@@ -123,17 +124,15 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as folder:
         results["export_csv"] = _export("standings.csv", folder, csv)
+        parquet = functools.partial(exports.standings_export_parquet, season=closed)
         results["export_parquet"] = _export(
-            "standings.parquet",
-            folder,
-            lambda path: exports.standings_export_parquet(season=closed, out=str(path)),
+            "standings.parquet", folder, lambda p: parquet(out=str(p))
         )
     return results
 
 
 def report(results: dict[str, Any]) -> str:
-    pages = {**results["admin_open_season"], **results["admin_closed_season"]}
-    rows = []
+    pages, rows = {**results["admin_open_season"], **results["admin_closed_season"]}, []
     for name, page in pages.items():
         took = f"{page['best_s']} s (first {page['first_s']} s)"
         rows.append((f"admin: {name}", took, f"HTTP {page['status']}"))

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
 from scripts.processes import proc_stat
 
+from .core import Figures
 from .environment import BenchEnvironment
 
 TOP_STATEMENTS = 5
@@ -19,7 +19,14 @@ QUERY_CHARS = 160
 _THIS_DATABASE = "(SELECT oid FROM pg_database WHERE datname = current_database())"
 _COUNTER_NAMES = """blks_hit blks_read xact_commit xact_rollback tup_inserted tup_updated
 tup_deleted temp_bytes blk_read_time blk_write_time"""
-_COUNTERS = _COUNTER_NAMES.split()
+_DATABASE_COUNTERS = _COUNTER_NAMES.split()
+# The figures that are a counter's difference over the phase: figure, counter.
+_DIFFERENCES = {
+    "wal_records": "wal_records", "wal_full_page_images": "wal_fpi", "blocks_read": "blks_read",
+    "blocks_hit": "blks_hit", "commits": "xact_commit", "rollbacks": "xact_rollback",
+    "rows_inserted": "tup_inserted", "rows_updated": "tup_updated", "rows_deleted": "tup_deleted",
+    "temp_bytes": "temp_bytes", "checkpoints": "checkpoints",
+}  # fmt: skip
 Statements = dict[tuple[int, int, bool], tuple[int, float]]  # (user, query, top) -> calls, ms
 
 
@@ -41,72 +48,55 @@ def postmaster_pid(env: BenchEnvironment) -> int | None:
     return backend.ppid if parent is not None and parent.name == "postgres" else None
 
 
-def results_by_second(
-    cursor: Any, where: str, params: dict[str, Any]
-) -> list[tuple[int, int, int]]:
+def results_by_second(cur: Any, where: str, params: dict[str, Any]) -> list[tuple[int, int, int]]:
     """The results `where` picks by the second they were received in, counted from
     `params["origin"]` (time.time()): (second, received before `params["end"]`, at or after)."""
-    cursor.execute(
+    cur.execute(
         "SELECT floor(extract(epoch FROM received_at)::float8 - %(origin)s::float8)::int,"
         " count(*) FILTER (WHERE received_at < to_timestamp(%(end)s)),"
         " count(*) FILTER (WHERE received_at >= to_timestamp(%(end)s))"
         f" FROM matches_matchresult WHERE {where} GROUP BY 1 ORDER BY 1",
         params,
     )
-    return [tuple(row) for row in cursor.fetchall()]
+    return [tuple(row) for row in cur.fetchall()]
 
 
-@dataclass(frozen=True)
-class PgSnapshot:
-    statements: Statements | None  # None without the extension
-    evicted: int
-    wal_lsn: str
-    wal: tuple[int, int]  # records, full-page images
-    database: dict[str, float]
-    checkpoints: int
-    maintenance: dict[str, tuple[int, int]]  # table -> autovacuum runs, autoanalyze runs so far
-
-
-def pg_snapshot(conn: psycopg.Connection[Any]) -> PgSnapshot:
-    try:
-        rows = conn.execute(
-            "SELECT userid, queryid, toplevel, calls, total_exec_time"
-            f" FROM pg_stat_statements(false) WHERE dbid = {_THIS_DATABASE}"
-        ).fetchall()
-        statements = {(r[0], r[1], r[2]): (int(r[3]), float(r[4])) for r in rows}
-        evicted = conn.execute("SELECT dealloc FROM pg_stat_statements_info").fetchone()[0]
-    except (psycopg.errors.UndefinedFunction, psycopg.errors.ObjectNotInPrerequisiteState):
-        statements, evicted = None, 0  # no extension, or a server that does not preload it
-    lsn, records, fpi = conn.execute(
-        "SELECT pg_current_wal_lsn()::text, wal_records, wal_fpi FROM pg_stat_wal"
-    ).fetchone()
-    counters = conn.execute(
-        f"SELECT {', '.join(_COUNTERS)} FROM pg_stat_database WHERE datname = current_database()"
-    ).fetchone()
+def pg_snapshot(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+    """The counters a phase's figures are the difference of: the database's, the WAL's (with its
+    position), the checkpoints, each table's autovacuum and autoanalyze runs so far, and each
+    statement's calls and time (None without the extension)."""
+    database = f"SELECT {', '.join(_DATABASE_COUNTERS)} FROM pg_stat_database"
+    row = conn.execute(f"{database} WHERE datname = current_database()").fetchone()
+    snapshot: dict[str, Any] = dict(zip(_DATABASE_COUNTERS, map(float, row), strict=True))
+    wal = "SELECT pg_current_wal_lsn()::text, wal_records, wal_fpi FROM pg_stat_wal"
+    snapshot["wal_lsn"], snapshot["wal_records"], snapshot["wal_fpi"] = conn.execute(wal).fetchone()
     checkpoints = (
         "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
         if conn.info.server_version >= 170000
         else "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
     )
+    snapshot["checkpoints"] = conn.execute(checkpoints).fetchone()[0]
     maintenance = "SELECT relname, autovacuum_count, autoanalyze_count FROM pg_stat_user_tables"
-    return PgSnapshot(
-        statements=statements,
-        evicted=int(evicted),
-        wal_lsn=lsn,
-        wal=(int(records), int(fpi)),
-        database={name: float(value) for name, value in zip(_COUNTERS, counters, strict=True)},
-        checkpoints=int(conn.execute(checkpoints).fetchone()[0]),
-        maintenance={t: (int(v), int(a)) for t, v, a in conn.execute(maintenance).fetchall()},
-    )
+    snapshot["maintenance"] = {t: (int(v), int(a)) for t, v, a in conn.execute(maintenance)}
+    try:
+        rows = conn.execute(
+            "SELECT userid, queryid, toplevel, calls, total_exec_time"
+            f" FROM pg_stat_statements(false) WHERE dbid = {_THIS_DATABASE}"
+        ).fetchall()
+        snapshot["statements"] = {(r[0], r[1], r[2]): (int(r[3]), float(r[4])) for r in rows}
+        evicted = conn.execute("SELECT dealloc FROM pg_stat_statements_info").fetchone()[0]
+    except (psycopg.errors.UndefinedFunction, psycopg.errors.ObjectNotInPrerequisiteState):
+        snapshot["statements"], evicted = None, 0  # no extension, or a server that lacks it
+    snapshot["evicted"] = int(evicted)
+    return snapshot
 
 
 def _per(value: float, results: int, digits: int = 3) -> float | None:
     return round(value / results, digits) if results else None
 
 
-def _top_statements(
-    conn: psycopg.Connection[Any], before: Statements, after: Statements, results: int
-) -> list[dict[str, Any]]:
+def _top_statements(conn: psycopg.Connection[Any], before: Statements, after: Statements,
+                    results: int) -> list[Figures]:  # fmt: skip
     changed = []
     for key, (calls, total_ms) in after.items():
         calls_before, total_before = before.get(key, (0, 0.0))
@@ -124,68 +114,44 @@ def _top_statements(
     statements = []
     for total_ms, calls, key in top:
         text = re.sub(r"\s+", " ", texts.get(key, "?")).strip()
-        statements.append(
-            {
-                "query": text if len(text) <= QUERY_CHARS else text[: QUERY_CHARS - 1] + "…",
-                "calls": calls,
-                "calls_per_result": _per(calls, results, 4),
-                "mean_ms": round(total_ms / calls, 3),
-                "total_ms": round(total_ms, 1),
-            }
-        )
+        query = text if len(text) <= QUERY_CHARS else text[: QUERY_CHARS - 1] + "…"
+        statement = {"query": query, "calls": calls, "calls_per_result": _per(calls, results, 4)}
+        statement |= {"mean_ms": round(total_ms / calls, 3), "total_ms": round(total_ms, 1)}
+        statements.append(statement)
     return statements
 
 
-def pg_delta(conn: psycopg.Connection[Any], before: PgSnapshot, *, results: int) -> dict[str, Any]:
+def pg_delta(conn: psycopg.Connection[Any], before: Figures, *, results: int) -> Figures:
     """What PostgreSQL did since `before`, and per accepted result where that means something."""
     after = pg_snapshot(conn)
-    wal_bytes = conn.execute(
-        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", [before.wal_lsn]
-    ).fetchone()[0]
-    db = {name: after.database[name] - before.database[name] for name in _COUNTERS}
-    blocks = db["blks_hit"] + db["blks_read"]
+    lsn_diff = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)"
+    wal_bytes = conn.execute(lsn_diff, [before["wal_lsn"]]).fetchone()[0]
+    grew = {name: after[counter] - before[counter] for name, counter in _DIFFERENCES.items()}
+    figures: dict[str, Any] = {"results": results, "wal_bytes": int(wal_bytes)}
+    figures["wal_bytes_per_result"] = _per(float(wal_bytes), results, 1)
+    figures |= {name: int(value) for name, value in grew.items()}
+    blocks = grew["blocks_hit"] + grew["blocks_read"]
+    figures["buffer_hit_ratio"] = round(grew["blocks_hit"] / blocks, 5) if blocks else None
+    figures["block_read_ms"] = round(after["blk_read_time"] - before["blk_read_time"], 1)
+    figures["block_write_ms"] = round(after["blk_write_time"] - before["blk_write_time"], 1)
+    figures["commits_per_result"] = _per(grew["commits"], results, 4)
     # Autovacuum and autoanalyze runs per table meanwhile: a run over a large table takes CPU and
     # I/O from the write path for seconds, which shows as a bump in freshness.
-    autovacuum = {}
-    for table, (vacuums, analyzes) in after.maintenance.items():
-        vacuums_before, analyzes_before = before.maintenance.get(table, (0, 0))
-        if (vacuums, analyzes) != (vacuums_before, analyzes_before):
-            autovacuum[table] = {
-                "autovacuums": vacuums - vacuums_before,
-                "autoanalyzes": analyzes - analyzes_before,
-            }
-    figures: dict[str, Any] = {
-        "results": results,
-        "wal_bytes": int(wal_bytes),
-        "wal_bytes_per_result": _per(float(wal_bytes), results, 1),
-        "wal_records": after.wal[0] - before.wal[0],
-        "wal_full_page_images": after.wal[1] - before.wal[1],
-        "buffer_hit_ratio": round(db["blks_hit"] / blocks, 5) if blocks else None,
-        "blocks_read": int(db["blks_read"]),
-        "blocks_hit": int(db["blks_hit"]),
-        "block_read_ms": round(db["blk_read_time"], 1),
-        "block_write_ms": round(db["blk_write_time"], 1),
-        "commits": int(db["xact_commit"]),
-        "commits_per_result": _per(db["xact_commit"], results, 4),
-        "rollbacks": int(db["xact_rollback"]),
-        "rows_inserted": int(db["tup_inserted"]),
-        "rows_updated": int(db["tup_updated"]),
-        "rows_deleted": int(db["tup_deleted"]),
-        "temp_bytes": int(db["temp_bytes"]),
-        "checkpoints": after.checkpoints - before.checkpoints,
-        "autovacuum": autovacuum,
-        "statements": None,
-    }
-    if before.statements is not None and after.statements is not None:
+    autovacuum = figures["autovacuum"] = {}
+    for table, (vacuums, analyzes) in after["maintenance"].items():
+        was = before["maintenance"].get(table, (0, 0))
+        if (vacuums, analyzes) != was:
+            autovacuum[table] = {"autovacuums": vacuums - was[0], "autoanalyzes": analyzes - was[1]}
+    figures["statements"] = None
+    if before["statements"] is not None and after["statements"] is not None:
         calls = sum(
-            max(0, calls - before.statements.get(key, (0, 0.0))[0])
-            for key, (calls, _) in after.statements.items()
+            max(0, calls - before["statements"].get(key, (0, 0.0))[0])
+            for key, (calls, _) in after["statements"].items()
         )
+        top = _top_statements(conn, before["statements"], after["statements"], results)
         figures.update(
-            statements=calls,
-            statements_per_result=_per(calls, results, 4),
+            statements=calls, statements_per_result=_per(calls, results, 4),
             # Entries evicted meanwhile (pg_stat_statements.max) make the counts low.
-            statements_evicted=after.evicted - before.evicted,
-            top_statements=_top_statements(conn, before.statements, after.statements, results),
-        )
+            statements_evicted=after["evicted"] - before["evicted"], top_statements=top,
+        )  # fmt: skip
     return figures

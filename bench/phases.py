@@ -6,30 +6,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
-from collections.abc import Callable
 from typing import Any
 
 from django.utils import timezone
 
 from leaderboards import store
-from scripts.processes import CeleryWorker, Timeout, WebServer
+from scripts.processes import CeleryWorker, WebServer
 
-from . import load, report
-from .core import BenchError, Phases, say
+from . import load, reads, report
+from .core import Phases, say
 from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
 from .loaders import tool_version
 from .machine import cpu_times, machine_facts, python_probe_ms
 from .peak import peak_phase
 from .pgstats import harness_connection, postmaster_pid
-from .profiling import profile_finish, profile_start, py_spy
-from .reads import (
-    endpoint_measure,
-    endpoint_open_loop,
-    rank_baselines,
-    read_load,
-    reference_measure,
-)
+from .profiling import profile
 
 READS = {
     "cached": ("ping", "rank", "top100", "around", "friends"),
@@ -41,19 +33,15 @@ KINDS = {"top100": "top"}  # the kind of request of an endpoint, where its name 
 SEARCH_UP = (8_000, 10_000, 12_000, 14_000, 16_000, 20_000, 24_000, 30_000)
 SEARCH_DOWN = (4_000, 3_000, 2_000, 1_000, 500)
 OPEN_BATCH = 100
-PROFILE_SECONDS = 10.0
 
 
 def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: str) -> int:
     started = timezone.now()
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     config = {k: v for k, v in vars(options).items() if k != "error"}
-    config.update(
-        database_server="the bench's own cluster" if env.cluster else "--database-url",
-        key_prefix=env.key_prefix,
-        cache_prefix=env.cache_prefix,
-        broker_url=env.broker_url,
-    )
+    config["database_server"] = "the bench's own cluster" if env.cluster else "--database-url"
+    config |= {"key_prefix": env.key_prefix, "cache_prefix": env.cache_prefix}
+    config["broker_url"] = env.broker_url
     machine = machine_facts(env, wrk=tool_version(wrk, "-v"), h2load=tool_version(h2load))
     cluster = f"the bench's own cluster in {env.cluster}" if env.cluster else None
     machine["postgresql"]["cluster"] = cluster or "an existing server (--database-url)"
@@ -92,62 +80,52 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
 
 def _phases(bench: Bench) -> None:
     results, options, env, phase = bench.results, bench.options, bench.env, bench.phases.phase
-    reused = None
+    players, seed = options.players, options.seed
     with phase("reset", fatal=True):
-        reused = load.season_reused(env, players=options.players) if options.reuse_season else None
+        reused = load.season_reused(env, players=players) if options.reuse_season else None
         if reused is None:
             load.bench_reset(env)
     with phase("season", fatal=True):
-        measured = bench.season = reused or load.season_prepare(
-            now=timezone.now(), segments=options.segments
-        )
+        now, segments = timezone.now(), options.segments
+        measured = bench.season = reused or load.season_prepare(now=now, segments=segments)
         bench.api_key = load.game_server_key()
         results["season"] = {
-            "board": measured.board.slug,
-            "season": measured.slug,
-            "id": measured.pk,
+            "board": measured.board.slug, "season": measured.slug, "id": measured.pk,
             "segment_dimensions": list(measured.board.segment_dimensions),
-            "starts_at": measured.starts_at.isoformat(),
-            "ends_at": measured.ends_at.isoformat(),
-        }
+            "starts_at": measured.starts_at.isoformat(), "ends_at": measured.ends_at.isoformat(),
+        }  # fmt: skip
     if reused is not None:
-        results["load"] = {"reused": True, "players": options.players}
-        say(f"reused the season of {options.players:,} players a previous run loaded")
+        results["load"] = {"reused": True, "players": players}
+        say(f"reused the season of {players:,} players a previous run loaded")
     else:
         with phase("load", fatal=True):
-            results["load"] = load.season_load(
-                env=env, season=measured, players=options.players, seed=options.seed
-            )
+            results["load"] = load.season_load(env=env, season=measured, players=players, seed=seed)
     with phase("friends lists", fatal=True):
-        results["load"]["friends"] = load.friends_load(players=options.players, seed=options.seed)
+        results["load"]["friends"] = load.friends_load(players=players, seed=seed)
     with phase("rebuild", fatal=True):
-        results["rebuild"] = load.season_rebuild(season=measured, players=options.players)
+        results["rebuild"] = load.season_rebuild(season=measured, players=players)
     with phase("memory"):
         results["memory"] = load.season_memory(env=env, season=measured)
-    results["http"] = {"reference": {}, "cached": {}, "uncached": {}}
-    results["profiles"] = {}
+    results |= {"http": {"reference": {}, "cached": {}, "uncached": {}}, "profiles": {}}
     postmaster = postmaster_pid(env)
     bench.database_part = {"postgres": postmaster} if postmaster else {}
     if not options.writes_only:
         with phase("rank baselines"):
-            results["rank"] = rank_baselines(bench)
+            results["rank"] = reads.rank_baselines(bench)
         with phase("http reference: bare ASGI app"):
             bare = WebServer(
                 env=env.process_env(), log=bench.log_dir / "bare-asgi.log",
                 app="bench.apps.bare:application", workers=options.web_workers, ready_path="/",
             )  # fmt: skip
             with bench.processes.enter_context(bare.start()) as server:
-                results["http"]["reference"]["bare_asgi"] = reference_measure(bench, server)
+                results["http"]["reference"]["bare_asgi"] = reads.reference_measure(bench, server)
     for name, top_cache in (("cached", 1.0), ("uncached", 0.0)):
         if name == "cached" and options.writes_only:
             continue
         server = None
         with phase(f"start web server ({name})"):
-            web = WebServer(
-                env=env.process_env(top_cache_seconds=top_cache),
-                log=bench.log_dir / f"web-{name}.log",
-                workers=options.web_workers,
-            )
+            web_env, log = env.process_env(top_cache_seconds=top_cache), f"web-{name}.log"
+            web = WebServer(env=web_env, log=bench.log_dir / log, workers=options.web_workers)
             server = bench.processes.enter_context(web.start())
         if server is None:
             continue
@@ -167,16 +145,15 @@ def _reads(bench: Bench, server_name: str, server: WebServer) -> None:
     for name in READS[server_name]:
         kind = KINDS.get(name, name)
         with bench.phases.phase(f"http {server_name} {name}"):
-            figures = results[name] = endpoint_measure(bench, server, kind, cpu)
+            figures = results[name] = reads.endpoint_measure(bench, server, kind, cpu)
             say(f"{name} ({server_name}): {figures['requests_per_s']:,.0f} req/s")
         if server_name == "cached" and name in results:
             with bench.phases.phase(f"http {server_name} {name} at fixed rates"):
                 saturation = results[name]["requests_per_s"]
-                results[name]["open_loop"] = endpoint_open_loop(
-                    bench, server, kind, saturation, cpu
-                )
+                open_loop = reads.endpoint_open_loop(bench, server, kind, saturation, cpu)
+                results[name]["open_loop"] = open_loop
     label, kind = {"cached": ("rank", "rank"), "uncached": ("top100_uncached", "top")}[server_name]
-    _profile(bench, label, {"web": server.pid}, read_load(bench, server, kind).run)
+    profile(bench, label, {"web": server.pid}, reads.read_load(bench, server, kind).run)
 
 
 def _ingest(bench: Bench, server: WebServer) -> None:
@@ -189,8 +166,7 @@ def _ingest(bench: Bench, server: WebServer) -> None:
     if worker is None:
         return
     with worker:
-        results: dict[str, Any] = {}
-        bench.results["ingest"] = results
+        results = bench.results["ingest"] = {}
         profiled = {"web": server.pid, "worker": worker.pid}
         cpu = {**profiled, **bench.database_part}
         for mode, batch in (("single", 1), ("batch", 100)):
@@ -204,7 +180,7 @@ def _ingest(bench: Bench, server: WebServer) -> None:
                 tag = f"profile{batch}-{int(time.time())}"
                 return ingest_load(bench, server, batch=batch, tag=tag).run(seconds)
 
-            if _profile(bench, f"ingest_{mode}", profiled, repeat):
+            if profile(bench, f"ingest_{mode}", profiled, repeat):
                 # The mirror catches up after unmeasured load, so the next phase starts level.
                 with harness_connection(bench.env) as conn:
                     mirror_wait(bench.env, conn, options.drain_seconds)
@@ -214,8 +190,7 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
     """A fixed rate in batches of 100, the search for the highest rate kept up with
     (`ingest.sustained`, each rate for `search_seconds`), then single results at a fixed rate;
     each phase drains the mirror before the next one starts."""
-    options, opened = bench.options, {}
-    bench.results["open_loop"] = opened
+    options, opened = bench.options, bench.results.setdefault("open_loop", {})
 
     def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:
         f = openloop_measure(bench, server, cpu, rate=rate, batch=batch, seconds=seconds)
@@ -226,18 +201,13 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
         opened["batch"] = measure(options.open_rate, OPEN_BATCH, options.open_seconds)
     if "batch" in opened:
         upwards = sustained(opened["batch"])
-        ladder = [
-            rate
-            for rate in (SEARCH_UP if upwards else SEARCH_DOWN)
-            if (rate > options.open_rate if upwards else rate < options.open_rate)
-        ][: options.search_steps or None]
+        rates, start = SEARCH_UP if upwards else SEARCH_DOWN, options.open_rate
+        ladder = [rate for rate in rates if (rate > start if upwards else rate < start)]
         search = opened["search"] = {
-            "direction": "up" if upwards else "down",
-            "seconds": options.search_seconds,
-            "highest_sustained_rate": options.open_rate if upwards else 0,
-            "steps": [],
-        }
-        for rate in ladder:
+            "direction": "up" if upwards else "down", "seconds": options.search_seconds,
+            "highest_sustained_rate": options.open_rate if upwards else 0, "steps": [],
+        }  # fmt: skip
+        for rate in ladder[: options.search_steps or None]:
             figures = None
             with bench.phases.phase(f"rate search: {rate:,.0f}/s"):
                 figures = measure(rate, OPEN_BATCH, options.search_seconds)
@@ -252,31 +222,3 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
                 break
     with bench.phases.phase(f"open loop: {options.single_rate:,.0f} single results/s"):
         opened["single"] = measure(options.single_rate, 1, options.open_seconds)
-
-
-def _profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[float], Any]) -> bool:
-    """Profile `pids` while `load` repeats a phase; returns whether it ran."""
-    options, profiles = bench.options, bench.results["profiles"]
-    if not options.profile:
-        return False
-    if py_spy() is None:
-        profiles["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
-        return False
-    seconds = min(PROFILE_SECONDS, options.read_seconds)
-    with bench.phases.phase(f"profile {label}"):
-        running = {}
-        try:
-            for part, pid in pids.items():
-                out = bench.log_dir / f"profile-{label}-{part}.txt"
-                running[part] = (profile_start(pid=pid, seconds=seconds, output=out), out)
-            load(seconds + 2)
-            profiles[label] = {
-                part: profile_finish(process, out, timeout=seconds + 30)
-                for part, (process, out) in running.items()
-            }
-        except (BenchError, OSError, Timeout) as exc:
-            # A profile explains the figures; it is not one of them, so its failure is noted only.
-            profiles[label] = {"error": str(exc)}
-            for process, _ in running.values():
-                process.stop()
-    return True

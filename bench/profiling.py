@@ -3,66 +3,77 @@ phase (never during a measured run), and the stacks are summed by package and by
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scripts.processes import BIN, ROOT, Process
+from scripts.processes import BIN, ROOT, Process, Timeout
 
 from .core import BenchError
+from .environment import Bench
 
 PROJECT_DIRS = ("config", "leaderboards", "matches", "seasons")
 TOP = 12
+PROFILE_SECONDS = 10.0
 
 
-def py_spy() -> str | None:
-    return shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
+def profile(bench: Bench, label: str, pids: dict[str, int], load: Callable[[float], Any]) -> bool:
+    """py-spy on each of `pids` and its children, threads holding the GIL only (CPU, not
+    waiting), while `load` repeats a phase; returns whether it ran."""
+    options, profiles = bench.options, bench.results["profiles"]
+    if not options.profile:
+        return False
+    spy = shutil.which("py-spy") or (str(BIN / "py-spy") if (BIN / "py-spy").exists() else None)
+    if spy is None:
+        profiles["unavailable"] = "py-spy is not installed: pip install -e '.[bench]'"
+        return False
+    seconds = min(PROFILE_SECONDS, options.read_seconds)
+    with bench.phases.phase(f"profile {label}"):
+        running = {}
+        try:
+            for part, pid in pids.items():
+                out = (bench.log_dir / f"profile-{label}-{part}.txt").resolve()
+                argv = [spy, "record", "--pid", str(pid), "--subprocesses", "--nonblocking"]
+                argv += ["--gil", "--full-filenames", "--nolineno", "--format", "raw"]
+                argv += ["--duration", str(max(1, round(seconds))), "--output", str(out)]
+                running[part] = (Process(argv, log=out.with_suffix(".log")).start(), out)
+            load(seconds + 2)
+            profiles[label] = {}
+            for part, (process, out) in running.items():
+                if process.wait(seconds + 30) != 0 or not out.exists():
+                    raise BenchError(f"py-spy failed: {process.output().strip()[-500:]}")
+                profiles[label][part] = profile_summary(out)
+        except (BenchError, OSError, Timeout) as exc:
+            # A profile explains the figures; it is not one of them, so its failure is noted only.
+            profiles[label] = {"error": str(exc)}
+            for process, _ in running.values():
+                process.stop()
+    return True
 
 
-def profile_start(*, pid: int, seconds: float, output: Path) -> Process:
-    """py-spy on `pid` and its children, threads holding the GIL only (CPU, not waiting)."""
-    argv = [str(py_spy()), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
-    argv += ["--full-filenames", "--nolineno", "--format", "raw", "--duration"]
-    argv += [str(max(1, round(seconds))), "--output", str(output.resolve())]
-    return Process(argv, log=output.with_suffix(".log")).start()
-
-
-def profile_finish(process: Process, output: Path, timeout: float) -> dict[str, Any]:
-    """The profile's summary once py-spy is done (Timeout when it overstays)."""
-    if process.wait(timeout) != 0 or not output.exists():
-        raise BenchError(f"py-spy failed: {process.output().strip()[-500:]}")
-    return profile_summary(output)
-
-
-def _where(frame: str) -> tuple[str, str]:
-    """(function, file) of a py-spy frame 'function (path)'."""
-    function, _, rest = frame.rpartition(" (")
-    return function, rest.rstrip(")")
-
-
-def _relative(path: str) -> Path | None:
-    try:
-        return Path(path).resolve().relative_to(ROOT)
-    except ValueError:
-        return None
-
-
-def _package(path: str) -> str:
-    """site-packages' top-level package, `app:<dir>` for the project, `stdlib:<module>`."""
-    if "site-packages/" in path:
-        return path.split("site-packages/", 1)[1].split("/", 1)[0]
-    if (relative := _relative(path)) is None:
-        _, marker, rest = path.partition(f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/")
-        return f"stdlib:{rest.split('/', 1)[0].removesuffix('.py')}" if marker else "other"
-    return f"app:{relative.parts[0]}" if relative.parts[0] in PROJECT_DIRS else "other"
-
-
-def _short(frame: str) -> str:
-    function, path = _where(frame)
+@functools.cache
+def _frame(frame: str) -> tuple[str, str]:
+    """A py-spy frame 'function (path)': its file's package (site-packages' top-level one,
+    `app:<dir>` for the project's, `stdlib:<module>`) and the frame named short."""
+    function, _, path = frame.rpartition(" (")
+    path = path.rstrip(")")
     _, installed, package_path = path.partition("site-packages/")
-    return f"{function} ({package_path if installed else _relative(path) or Path(path).name})"
+    try:
+        relative: Path | None = Path(path).resolve().relative_to(ROOT)
+    except ValueError:
+        relative = None
+    if installed:
+        package = package_path.split("/", 1)[0]
+    elif relative is None:
+        _, marker, rest = path.partition(f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/")
+        package = f"stdlib:{rest.split('/', 1)[0].removesuffix('.py')}" if marker else "other"
+    else:
+        package = f"app:{relative.parts[0]}" if relative.parts[0] in PROJECT_DIRS else "other"
+    return package, f"{function} ({package_path if installed else relative or Path(path).name})"
 
 
 def profile_summary(raw: Path) -> dict[str, Any]:
@@ -79,11 +90,12 @@ def profile_summary(raw: Path) -> dict[str, Any]:
             continue
         count = int(count_text)
         total += count
-        by_package[_package(_where(frames[-1])[1])] += count
-        self_frames[_short(frames[-1])] += count
-        for frame in set(frames):
-            if _package(_where(frame)[1]).startswith("app:"):
-                app_inclusive[_short(frame)] += count
+        package, innermost = _frame(frames[-1])
+        by_package[package] += count
+        self_frames[innermost] += count
+        for package, short in map(_frame, set(frames)):
+            if package.startswith("app:"):
+                app_inclusive[short] += count
     if total == 0:
         return {"samples": 0}
 
@@ -91,9 +103,7 @@ def profile_summary(raw: Path) -> dict[str, Any]:
         return [[name, round(100 * n / total, 1)] for name, n in counter.most_common(TOP)]
 
     return {
-        "samples": total,
-        "self_by_package_pct": shares(by_package),
+        "samples": total, "self_by_package_pct": shares(by_package),
         "self_top_frames_pct": shares(self_frames),
-        "app_functions_inclusive_pct": shares(app_inclusive),
-        "raw": str(raw),
-    }
+        "app_functions_inclusive_pct": shares(app_inclusive), "raw": str(raw),
+    }  # fmt: skip

@@ -16,7 +16,7 @@ import redis
 from leaderboards import store
 from scripts.processes import WebServer
 
-from .core import BenchError, latency_summary
+from .core import BenchError, Figures, latency_summary
 from .environment import Bench
 from .load import FRIEND_LISTS, profile_cache_clear
 from .loaders import WrkLoad, h2load_open_loop
@@ -37,14 +37,12 @@ INDEX_ON = f"{INDEX} ON matches_playertotal (season_id, points)"
 RANK_SQL = "SELECT count(*) + 1 FROM matches_playertotal WHERE season_id = %s AND points > %s"
 
 
-def _timed(
-    call: Callable[[Any], Any], args: list[Any], seconds: float | None = None
-) -> list[float]:
-    """Milliseconds of each `call(arg)`, one at a time (for `seconds` at most, one at least)."""
+def _timed(call: Callable[[Any], Any], args: list[Any], seconds: float = 0) -> list[float]:
+    """Milliseconds of each `call(arg)`, one at a time (for `seconds` at most, if given)."""
     samples: list[float] = []
-    deadline = time.perf_counter() + (seconds or 0)
+    deadline = time.perf_counter() + seconds
     for arg in args:
-        if seconds is not None and samples and time.perf_counter() > deadline:
+        if seconds and samples and time.perf_counter() > deadline:
             break
         started = time.perf_counter_ns()
         call(arg)
@@ -68,19 +66,17 @@ def rank_baselines(bench: Bench) -> dict[str, Any]:
     raw_seconds = time.perf_counter() - started
     _timed(read_rank, player_ids[:500])
     lua = _timed(read_rank, player_ids)
+    missing = sum(client.zrevrank(key, p) is None for p in player_ids[:100])
     return {
-        "zrevrank": {
-            **latency_summary(raw),
-            "ops_per_s_one_client": round(len(raw) / raw_seconds),
-            "missing_of_first_100": sum(client.zrevrank(key, p) is None for p in player_ids[:100]),
+        "zrevrank": latency_summary(raw) | {
+            "ops_per_s_one_client": round(len(raw) / raw_seconds), "missing_of_first_100": missing,
         },
-        "gateway_read_rank": {
-            **latency_summary(lua),
+        "gateway_read_rank": latency_summary(lua) | {
             "what": "store.read_rank: the Lua script the rank endpoint runs (ZREVRANK, ZCARD, "
             "ZSCORE, ZCOUNT)",
         },
         "postgres_count": postgres_rank(bench, player_ids[: options.pg_samples]),
-    }
+    }  # fmt: skip
 
 
 def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
@@ -113,13 +109,10 @@ def postgres_rank(bench: Bench, player_ids: list[str]) -> dict[str, Any]:
         index = f" ({plan['Index Name']})" if "Index Name" in plan else ""
         nodes.append(plan.get("Node Type", "?") + index)
         plan = (plan.get("Plans") or [{}])[0]
-    return {
-        **latency_summary(samples),
-        "query": RANK_SQL,
-        "index": INDEX_ON,
-        "index_build_seconds": round(index_seconds, 2),
+    return latency_summary(samples) | {
+        "query": RANK_SQL, "index": INDEX_ON, "index_build_seconds": round(index_seconds, 2),
         "plan": " > ".join(nodes),
-    }
+    }  # fmt: skip
 
 
 def _path(kind: str, bench: Bench, player: str = "p0") -> str:
@@ -135,9 +128,7 @@ def read_load(bench: Bench, server: WebServer, kind: str) -> WrkLoad:
     return WrkLoad(bench.wrk, server.base_url, "read.lua", args, connections, threads)
 
 
-def endpoint_measure(
-    bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]
-) -> dict[str, Any]:
+def endpoint_measure(bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]) -> Figures:
     """An endpoint at saturation. Every endpoint starts from a cold profile cache, so the order of
     the runs does not decide how many names come from Redis instead of PostgreSQL; and a wrong
     URL fails loudly first, not as a fast 404."""
@@ -147,25 +138,21 @@ def endpoint_measure(
             json.loads(answer.read())
     except (OSError, ValueError) as exc:
         raise BenchError(f"GET {_path(kind, bench)} failed: {exc}") from exc
-    options = bench.options
-    load = read_load(bench, server, kind)
+    options, load = bench.options, read_load(bench, server, kind)
     figures = load.timed(options.read_seconds, options.warmup_seconds, cpu, bench.env)
     return {"path": PATHS[kind], **figures}
 
 
 def reference_measure(bench: Bench, server: WebServer) -> dict[str, Any]:
     """The bare ASGI app (bench/apps/bare.py) under the read endpoints' load."""
-    options = bench.options
-    load = WrkLoad(
-        bench.wrk, f"{server.base_url}/", "fixed.lua", [], options.connections, options.threads
-    )
+    options, url = bench.options, f"{server.base_url}/"
+    load = WrkLoad(bench.wrk, url, "fixed.lua", [], options.connections, options.threads)
     figures = load.timed(options.read_seconds, options.warmup_seconds, {"web": server.pid})
     return {"path": "/", "app": "bench.apps.bare:application", **figures}
 
 
-def endpoint_open_loop(
-    bench: Bench, server: WebServer, kind: str, saturation_per_s: float, cpu: dict[str, int]
-) -> dict[str, Any]:
+def endpoint_open_loop(bench: Bench, server: WebServer, kind: str, saturation_per_s: float,
+                       cpu: dict[str, int]) -> Figures:  # fmt: skip
     """The endpoint at each of OPEN_READ_SHARES of `saturation_per_s`, offered by h2load on a
     schedule; right after its saturation run, so its caches are as that run left them."""
     options = bench.options

@@ -16,9 +16,7 @@ from .peak import peak_section, peak_targets
 
 TARGET_PLAYERS = 10_000_000
 README = RESULTS.parent / "README.md"
-README_BLOCK = re.compile(
-    "(<!-- latest-summary:start -->\n).*?(\n<!-- latest-summary:end -->)", re.S
-)
+README_BLOCK = re.compile("(?s)(<!-- latest-summary:start -->\n).*?(\n<!-- latest-summary:end -->)")
 # Cores used by processes outside the benchmark above which a run is flagged as noisy.
 NOISY_CORES = 0.25
 CPU_PARTS = ("web", "worker", "redis", "postgres", "wrk", "harness", "other", "machine_busy")
@@ -93,10 +91,8 @@ def derive(results: dict[str, Any]) -> None:
             for stat in ("p50", "p99", "mean")
         }
     if others := [cpu.get("other", 0.0) for _, cpu in _cpu_rows(results)]:
-        results["noise"] = {
-            "other_cores_mean": round(sum(others) / len(others), 3),
-            "other_cores_max": round(max(others), 3),
-        }
+        mean, most = round(sum(others) / len(others), 3), round(max(others), 3)
+        results["noise"] = {"other_cores_mean": mean, "other_cores_max": most}
     batch = get(results, "ingest", "batch") or {}
     results["targets"] = [
         *_read_targets(results),
@@ -240,11 +236,8 @@ def _open_loop_rows(results: dict[str, Any], *, search: bool = True) -> list[tup
     """Every open-loop phase (the search's steps unless `search` is off), named by its rate, in
     the order it ran."""
     opened = results.get("open_loop") or {}
-    rows = [opened["batch"]] if opened.get("batch") else []
-    rows += (get(opened, "search", "steps") or []) if search else []
-    rows += [opened["single"]] if opened.get("single") else []
-    named = []
-    for f in rows:
+    steps, named = (get(opened, "search", "steps") or []) if search else [], []
+    for f in filter(None, [opened.get("batch"), *steps, opened.get("single")]):
         batch = f.get("batch_size")
         unit = "single results" if batch == 1 else f"results in batches of {batch}"
         step = "search: " if "sustained" in f else ""
@@ -260,10 +253,8 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
             rows.append((f"{name} ({where})", f.get("cpu_cores")))
             for at, run in (f.get("open_loop") or {}).items():
                 rows.append((f"{name} at {at}%, open loop ({where})", run.get("cpu_cores")))
-    rows += [
-        (f"ingest {mode}", f.get("cpu_cores")) for mode, f in (results.get("ingest") or {}).items()
-    ]
-    rows += [(name, f.get("cpu_cores")) for name, f in _open_loop_rows(results)]
+    ingest = [(f"ingest {mode}", f) for mode, f in (results.get("ingest") or {}).items()]
+    rows += [(name, f.get("cpu_cores")) for name, f in ingest + _open_loop_rows(results)]
     return [(name, cpu) for name, cpu in rows if cpu]
 
 
@@ -275,10 +266,11 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     commit += " (uncommitted changes)" if git.get("dirty") else ""
     settings = pg.get("settings") or {}
     quoted = ", ".join(f"{k} {settings[k]}" for k in QUOTED_SETTINGS.split() if k in settings)
-    lines = [
-        f"{h} Benchmark: {results['players']:,} players ({results.get('mode')} run "
-        f"{results['run']})",
-        "",
+    title = (
+        f"Benchmark: {results['players']:,} players ({results.get('mode')} run {results['run']})"
+    )
+    lines = _section(
+        h[1:], title,
         f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
         f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
         f"{get(m, 'redis', 'version')}, PostgreSQL {pg.get('server_version')}, "
@@ -288,7 +280,6 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"fixed Python loop takes {m.get('python_probe_ms', '–')} ms at the start and "
         f"{m.get('python_probe_ms_at_end', '–')} ms at the end (a slower machine shows there); "
         f"CPU stolen by the hypervisor during the run: {m.get('steal_share', '–')}.",
-        "",
         f"Load: wrk {c.get('threads')} threads x {c.get('connections')} connections on reads "
         f"({n(c.get('read_seconds'))} s each after {n(c.get('warmup_seconds'))} s of warm-up), "
         f"{c.get('ingest_connections')} connections on writes ({n(c.get('ingest_seconds'))} s "
@@ -297,10 +288,8 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
         f"{n(c.get('open_rate'))} results/s in batches of 100 and {n(c.get('single_rate'))} single "
         f"results/s, {n(c.get('open_seconds'))} s each, from {c.get('senders')} senders; the rate "
         f"search {n(c.get('search_seconds'))} s a rate. Whole run: {n(results.get('seconds'))} s.",
-        "",
         f"PostgreSQL: {pg.get('cluster') or '–'}; {quoted}.",
-        "",
-    ]
+    )  # fmt: skip
     noise = results.get("noise") or {}
     for shown, note in (
         (results["players"] < TARGET_PLAYERS, f"The targets are set at {TARGET_PLAYERS:,} players; "
@@ -364,14 +353,13 @@ def _rank_section(results: dict[str, Any], h: str) -> list[str]:
          ms(pg.get("p99_ms")), f"{n(pg.get('samples'))} samples; plan: {pg.get('plan', '–')}"),
     ]  # fmt: skip
     return _section(
-        h,
-        "What's my rank?",
+        h, "What's my rank?",
         table("Path | Throughput | p50 ms | p99 ms | Note", "lrrrl", rows),
         f"Raw ZREVRANK is **{n(ratio.get('p50'))}x** faster than the PostgreSQL count at p50 "
         f"({n(ratio.get('p99'))}x at p99, {n(ratio.get('mean'))}x on the mean). Both are one "
         "client's round trips on loopback; the index is a B-tree on (season_id, points), built "
         f"in {n(pg.get('index_build_seconds'), 1)} s and vacuumed so the count is index-only.",
-    )
+    )  # fmt: skip
 
 
 def _http_section(results: dict[str, Any], h: str) -> list[str]:
@@ -390,8 +378,7 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
     header = "Endpoint | Top cache | req/s | % of ping | % of bare ASGI | p50 ms | p99 ms | "
     header += "max ms | errors | PG sessions opened | PG connections after"
     return _section(
-        h,
-        "Read endpoints against the framework ceiling and the machine's reference",
+        h, "Read endpoints against the framework ceiling and the machine's reference",
         "The ceiling is `GET /api/v1/ping` on the same server; the servers ran with "
         "`LEADERBOARD_TOP_CACHE_SECONDS=1` and then `0`. The machine's reference is a bare ASGI "
         "app (`bench/apps/bare.py`) under uvicorn with the same "
@@ -400,7 +387,7 @@ def _http_section(results: dict[str, Any], h: str) -> list[str]:
         f"rate limit is on (`THROTTLE_PUBLIC_RATE={PUBLIC_RATE_NEVER_REACHED}`): a 429 would "
         "count as an error.",
         table(header, "llrrrrrrrrr", rows),
-    )
+    )  # fmt: skip
 
 
 def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
@@ -420,15 +407,14 @@ def _open_read_section(results: dict[str, Any], h: str) -> list[str]:
     header = "Endpoint | Share of max | Offered/s | Answered/s | p50 ms | p90 ms | p99 ms | p99.9 "
     header += "ms | max ms | non-2xx (429) | errors | unanswered | saturation p99 ms | CPU (cores)"
     return _section(
-        h,
-        "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
+        h, "Read endpoints at a fixed offered rate (open loop, top cache 1 s)",
         "Each endpoint right after its saturation run, offered 50% and then 70% of the rate wrk "
         f"measured, for {n(first.get('seconds'))} s each, by h2load (`--rps`) over "
         f"{n(first.get('connections'))} connections ({n(first.get('loaders'))} processes, each "
         "with its own random players); latencies of every answer of the window, timed from the "
         'send (bench/README.md, "h2load"); unanswered: sent, no answer when the window closed.',
         table(header, "lrrrrrrrrrrrrl", rows),
-    )
+    )  # fmt: skip
 
 
 def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
@@ -451,12 +437,11 @@ def _ingest_section(results: dict[str, Any], h: str) -> list[str]:
     header += "ms | p99 ms | max ms | Probes (lost) | Backlog at stop | Drained in | Redis = "
     header += "PostgreSQL | PG sessions opened"
     return _section(
-        h,
-        "Ingest: HTTP, PostgreSQL commit, Celery mirror",
+        h, "Ingest: HTTP, PostgreSQL commit, Celery mirror",
         table(header, "lrrrrrrrrrrlr", rows),
         "Accepted results are counted in PostgreSQL (rows received in the window); freshness by "
         "the probe, as in the open-loop phases below.",
-    )
+    )  # fmt: skip
 
 
 def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
@@ -484,8 +469,7 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
     header += f"{edge} s p99 | Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | "
     header += "Drained in | PG statements/result | WAL bytes/result | PG hit ratio | CPU (cores)"
     return _section(
-        h,
-        "Ingest at a fixed rate (open loop)",
+        h, "Ingest at a fixed rate (open loop)",
         table(header, "l" + "r" * 18 + "l", rows),
         f"{n(sender.get('senders'))} senders, each on its own schedule; a sender with "
         f"{sender.get('max_in_flight_per_sender', '–')} requests unanswered counts the next one as "
@@ -497,7 +481,7 @@ def _open_loop_section(results: dict[str, Any], h: str) -> list[str]:
         f"main phase's requests more than {n(sender.get('late_after_ms'))} ms after their slot "
         f"(send lag p99 {ms(get(sender, 'send_lag', 'p99_ms'))} ms). PostgreSQL's figures "
         "include the drain.",
-    )
+    )  # fmt: skip
 
 
 def _search_section(results: dict[str, Any], h: str) -> list[str]:
@@ -516,8 +500,7 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
     header += f"Last {edge} s p99 | Probes (lost, failed) | Backlog at stop | CPU (cores) | Kept up"
     highest, upwards = search.get("highest_sustained_rate"), search.get("direction") == "up"
     return _section(
-        h,
-        "Highest rate kept up with (batches of 100)",
+        h, "Highest rate kept up with (batches of 100)",
         f"Kept up with: at least {SUSTAINED_SHARE:.1%} of the offered results accepted, freshness "
         f"p99 under {n(SUSTAINED_FRESHNESS_P99_MS)} ms, no probe lost or refused. The main phase "
         f"({n(main.get('rate_results_per_s'))}/s) was{'' if upwards else ' not'}, so the "
@@ -525,7 +508,7 @@ def _search_section(results: dict[str, Any], h: str) -> list[str]:
         table(header, "rrrrrrrrll", rows),
         f"Highest rate kept up with: **{n(highest) if highest else 'none of the rates tried'}"
         f"{' results/s' if highest else ''}**.",
-    )
+    )  # fmt: skip
 
 
 def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
@@ -557,12 +540,11 @@ def _postgres_section(results: dict[str, Any], h: str) -> list[str]:
     quoted = {name for name, _ in _open_loop_rows(results, search=False)}
     for name, pg in phases:
         if name in quoted and pg.get("top_statements"):
-            blocks.append(f"Costliest statements, {name}:")
-            blocks.append([
+            blocks += [f"Costliest statements, {name}:", [
                 f"- {n(t['calls'])} calls ({n(t['calls_per_result'], 3)} a result), mean "
                 f"{ms(t['mean_ms'])} ms, {n(t['total_ms'] / 1000, 1)} s in all: `{t['query']}`"
                 for t in pg["top_statements"]
-            ])  # fmt: skip
+            ]]  # fmt: skip
     return _section(h, "PostgreSQL's side of ingest", *blocks)
 
 
@@ -584,19 +566,19 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:
-    cpu_rows = _cpu_rows(results)
-    rows = [(name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in cpu_rows]
+    rows = [
+        (name, *(f"{cpu.get(p, 0):.2f}" for p in CPU_PARTS)) for name, cpu in _cpu_rows(results)
+    ]
     if not rows:
         return []
     header = "Phase | " + " | ".join(CPU_PARTS).replace("machine_busy", "busy")
     return _section(
-        h,
-        "Where the time goes",
+        h, "Where the time goes",
         "CPU during each measured phase, in cores (this machine has "
         f"{get(results, 'machine', 'cores')}); `wrk` is the load generator (wrk, or h2load at "
         "a fixed rate), `other` is everything else on the machine, `busy` the machine as a whole.",
         table(header, "l" + "r" * len(CPU_PARTS), rows),
-    )
+    )  # fmt: skip
 
 
 def _profile_section(results: dict[str, Any], h: str) -> list[str]:
@@ -612,25 +594,15 @@ def _profile_section(results: dict[str, Any], h: str) -> list[str]:
                 packages = ", ".join(f"{f} {s}%" for f, s in p["self_by_package_pct"][:8])
                 app = ", ".join(f"`{f}` {s}%" for f, s in p["app_functions_inclusive_pct"][:6])
                 hot = ", ".join(f"`{f}` {s}%" for f, s in p["self_top_frames_pct"][:5])
-                lines.append(
-                    f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by package: "
-                    f"{packages}. Project functions (inclusive): {app}. Hottest frames: {hot}."
-                )
+                lines.append(f"- **{label}, {part}** ({n(p['samples'])} samples). Self time by "
+                             f"package: {packages}. Project functions (inclusive): {app}. Hottest "
+                             f"frames: {hot}.")  # fmt: skip
     title = "Profiles (py-spy, sampled while wrk repeated the phase)"
     return _section(h, title, *blocks) if profiles else []
 
 
 SECTIONS = (
-    _targets_section,
-    _rank_section,
-    _http_section,
-    _open_read_section,
-    _ingest_section,
-    _open_loop_section,
-    _search_section,
-    peak_section,
-    _postgres_section,
-    _memory_rebuild_section,
-    _cpu_section,
-    _profile_section,
-)
+    _targets_section, _rank_section, _http_section, _open_read_section, _ingest_section,
+    _open_loop_section, _search_section, peak_section, _postgres_section, _memory_rebuild_section,
+    _cpu_section, _profile_section,
+)  # fmt: skip

@@ -46,11 +46,9 @@ RUN_OPTIONS = (
 # Set by --tiny alone: (tiny, full).
 TINY_ONLY = {
     "search_steps": (1, 0),  # rates the search tries at most (0: every rate of its ladder)
-    "zrevrank_samples": (2000, 20000),
-    "pg_samples": (30, 300),
-    "pg_seconds": (3, 30),
+    "zrevrank_samples": (2000, 20000), "pg_samples": (30, 300), "pg_seconds": (3, 30),
     "drain_seconds": (30, 180),
-}
+}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,16 +4,18 @@ without dimensions and one with two and clans (bench/README.md, "What segments c
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from leaderboards.store.scripts import MIRROR
 from leaderboards.store.writes import UNREAD
+from scripts.processes import RedisServer, server_binary
 from seasons.scoring import TIME_SLOTS
 
-from .core import at_least, program_main, say, table
-from .engines import redis_private
+from .core import program_main, say, table
 from .scores import ID_BYTES, standings
 
 # The write path's batch: a game server's POST of up to 100 results is one script call a season.
@@ -28,6 +30,8 @@ OPTIONS = (("--members", 1_000_000, "players"),)
 _KEY_NAMES = """standings banned rebuild-marker rebuild whole corrected rebuild-corrected segments
 rebuild-segments segment-names rebuild-segment-names"""
 SHARD_KEYS = _KEY_NAMES.split()
+# The private Redis's client waits this long for one command (a pipelined pass of writes).
+COMMAND_TIMEOUT_SECONDS = 120
 
 
 def _entry(player_id: str) -> str:
@@ -38,9 +42,8 @@ def _entry(player_id: str) -> str:
     return f"1;sum.0{values}|clan:k{index // CLAN_MEMBERS}"
 
 
-def _writes(
-    client: redis.Redis, keys: list[str], options: Any, segmented: bool, raise_by: int
-) -> float:
+def _writes(client: redis.Redis, keys: list[str], options: Any, segmented: bool,
+            raise_by: int) -> float:  # fmt: skip
     """Every player written once by the mirror's script; Redis's CPU a write, in microseconds."""
     sha = client.script_load(MIRROR)
     client.config_resetstat()
@@ -68,24 +71,26 @@ def board_measure(client: redis.Redis, options: Any, *, segmented: bool) -> dict
     later = _writes(client, keys, options, segmented, TIME_SLOTS)
     sets = client.smembers(keys[SHARD_KEYS.index("segment-names")]) if segmented else set()
     return {
-        "dimensions": DIMENSIONS if segmented else 0,
-        "segment_sets": len(sets),
+        "dimensions": DIMENSIONS if segmented else 0, "segment_sets": len(sets),
         "clans": int(client.zcard(f"{keys[0]}:clans")),
-        "redis_cpu_us_first_write": round(first, 2),
-        "redis_cpu_us_later_write": round(later, 2),
+        "redis_cpu_us_first_write": round(first, 2), "redis_cpu_us_later_write": round(later, 2),
         "used_memory_growth_per_player": round(grown / options.members, 1),
-    }
+    }  # fmt: skip
 
 
 def measure(options: Any, result: dict[str, Any]) -> None:
-    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed}
-    result |= {"batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS}
-    result["clan_members"] = CLAN_MEMBERS
-    with redis_private("redis") as (_, client):
-        result["redis_version"] = client.info("server")["redis_version"]
-        for name, segmented in (("plain", False), ("segmented", True)):
-            say(f"{name}: {options.members:,} players", "segments")
-            result[name] = board_measure(client, options, segmented=segmented)
+    result |= {"members": options.members, "id_bytes": ID_BYTES, "seed": options.seed,
+               "batch": BATCH, "countries": COUNTRIES, "platforms": PLATFORMS,
+               "clan_members": CLAN_MEMBERS}  # fmt: skip
+    # A private Redis 7 without persistence, in a directory of its own, gone at the end.
+    with tempfile.TemporaryDirectory(prefix="bench-segments-") as work:
+        server = RedisServer(Path(work), "redis", server=server_binary("redis"))
+        timeout = COMMAND_TIMEOUT_SECONDS
+        with server.start(), redis.Redis.from_url(server.url(), socket_timeout=timeout) as client:
+            result["redis_version"] = client.info("server")["redis_version"]
+            for name, segmented in (("plain", False), ("segmented", True)):
+                say(f"{name}: {options.members:,} players", "segments")
+                result[name] = board_measure(client, options, segmented=segmented)
     extra = [result[name]["used_memory_growth_per_player"] for name in ("segmented", "plain")]
     # The clan's members' set is a dimension's worth; its standing is one entry per clan.
     result["bytes_per_player_per_dimension"] = round((extra[0] - extra[1]) / (DIMENSIONS + 1), 1)
@@ -108,7 +113,9 @@ def report(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    check = at_least(members=BATCH)
+    def check(options: Any) -> str | None:
+        return f"--members must be at least {BATCH}" if options.members < BATCH else None
+
     return program_main("segments", __doc__, OPTIONS, argv, check, measure, report)
 
 

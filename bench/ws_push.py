@@ -25,15 +25,9 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
-from scripts.processes import (
-    CeleryWorker,
-    RedisServer,
-    WebServer,
-    free_port,
-    group_pids,
-    rss_kib,
-    wait_until,
-)
+from scripts import devservices, processes
+from scripts.devservices import DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL
+from scripts.processes import CeleryWorker, WebServer
 from scripts.receiver import Receiver
 
 from . import core, environment
@@ -44,7 +38,6 @@ from .pgstats import results_by_second
 
 DATABASE = "leaderboard_bench_ws"
 KEY_PREFIX = "bench-ws:lb:"
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/leaderboard"
 FILL_BATCH = 1000  # results per POST while filling the board (the API's largest batch)
 CONNECTING_AT_ONCE = 200  # handshakes in flight while the sockets open
 LOST_AFTER_SECONDS = 5.0  # a push not here this long after its result's commit is lost
@@ -118,7 +111,7 @@ def webhooks_register(receiver: Receiver, *, none: bool) -> None:
 
     WebhookEndpoint.objects.all().delete()
     WebhookEvent.objects.all().delete()  # an earlier run's
-    for url in () if none else (receiver.url, f"http://127.0.0.1:{free_port()}/down"):
+    for url in () if none else (receiver.url, f"http://127.0.0.1:{processes.free_port()}/down"):
         WebhookEndpoint.objects.create(url=url, secret=uuid.uuid4().hex, timeout_seconds=2)
 
 
@@ -131,15 +124,12 @@ def webhooks_figures(receiver: Receiver) -> dict[str, Any]:
     events = WebhookEvent.objects.values_list("type").annotate(Count("pk"))
     deliveries = WebhookDelivery.objects.values_list("endpoint__url", "status")
     received = Counter(json.loads(r.body)["type"] for r in receiver.received)
-    return {
-        "endpoints": WebhookEndpoint.objects.count(),
-        "events_by_type": dict(events),
-        "deliveries": {
-            f"{'up' if url == receiver.url else 'down'} {status}": count
-            for (url, status), count in Counter(deliveries).items()
-        },
-        "received_by_type": dict(received),
+    fate = {
+        f"{'up' if url == receiver.url else 'down'} {status}": count
+        for (url, status), count in Counter(deliveries).items()
     }
+    return {"endpoints": WebhookEndpoint.objects.count(), "events_by_type": dict(events),
+            "deliveries": fate, "received_by_type": dict(received)}  # fmt: skip
 
 
 def results_received(match_prefix: str, since: datetime, until: datetime) -> dict[str, Any]:
@@ -159,13 +149,11 @@ def results_received(match_prefix: str, since: datetime, until: datetime) -> dic
     per_second = [[int(second), count] for second, count, _ in rows if count]
     accepted = sum(count for _, count in per_second)
     return {
-        "seconds": round(seconds, 3),
-        "accepted_results": accepted,
+        "seconds": round(seconds, 3), "accepted_results": accepted,
         "accepted_results_per_s": round(accepted / seconds, 1),
         # Requests still in flight when the sender stopped, committed after the window.
-        "accepted_after_window": sum(later for _, _, later in rows),
-        "per_second": per_second,
-    }
+        "accepted_after_window": sum(later for _, _, later in rows), "per_second": per_second,
+    }  # fmt: skip
 
 
 def open_files_allow(sockets: int) -> None:
@@ -305,9 +293,8 @@ class Probe(OpenLoopSender):
         result = self._result(next(self.rotation), rng, match_id)
         return [result | {"points": rng.randint(1, MAX_POINTS)}]
 
-    async def _answered(
-        self, items: list[dict[str, Any]], status: int, answer: bytes, sent: float, now: float
-    ) -> None:
+    async def _answered(self, items: list[dict[str, Any]], status: int, answer: bytes,
+                        sent: float, now: float) -> None:  # fmt: skip
         if status == 201 and (total := json_field(answer, "total_points")) is not None:
             self.mirror.expect(items[0]["player_id"], total)
             self.posted.append((items[0]["player_id"], total, sent, now))
@@ -336,18 +323,15 @@ class Probe(OpenLoopSender):
             else:
                 lost += 1
         return {
-            "posted": len(self.posted),
-            "probe_answers": self.figures["answers"],
+            "posted": len(self.posted), "probe_answers": self.figures["answers"],
             "probe_not_sent": self.figures["not_sent_on_time"],
             "probe_post": latency_summary([(c - s) * 1000 for _, _, s, c in self.posted]),
-            "pushed": len(delays["commit_to_push"]),
-            "superseded": superseded,
-            "lost": lost,
+            "pushed": len(delays["commit_to_push"]), "superseded": superseded, "lost": lost,
             "lost_after_seconds": LOST_AFTER_SECONDS,
             # commit_to_mirror and mirror_to_push split commit_to_push: the Celery mirror's part,
             # then the live ticker's (each within about the 5 ms the sorted set is polled at).
             **{name: latency_summary(samples) for name, samples in delays.items()},
-        }
+        }  # fmt: skip
 
 
 @dataclass
@@ -370,14 +354,14 @@ class PushRun:
         await asyncio.sleep(1)
         await warm.close()
         await asyncio.sleep(1)
-        rss_before, opening = rss_kib(group_pids(web.pid)), time.monotonic()
+        rss_before, opening = processes.rss_kib(processes.group_pids(web.pid)), time.monotonic()
         await listener.open(web.base_url, players)
         deadline = time.monotonic() + 120
         while listener.snapshots < len(players) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         opened_seconds = time.monotonic() - opening
         await asyncio.sleep(2)
-        rss_after = rss_kib(group_pids(web.pid))
+        rss_after = processes.rss_kib(processes.group_pids(web.pid))
         order = list(players)
         random.Random(options.seed + 1).shuffle(order)
         self.rotation = itertools.cycle(order)
@@ -389,15 +373,13 @@ class PushRun:
         closed_by_server = listener.closed
         await listener.close()
         return {
-            "sockets": len(players),
-            "snapshots": listener.snapshots,
-            "open_seconds": round(opened_seconds, 2),
-            "closed_by_server": closed_by_server,
+            "sockets": len(players), "snapshots": listener.snapshots,
+            "open_seconds": round(opened_seconds, 2), "closed_by_server": closed_by_server,
             "web_rss_before_mib": round(rss_before / 1024, 1),
             "web_rss_with_sockets_mib": round(rss_after / 1024, 1),
             "web_memory_per_socket_kib": round((rss_after - rss_before) / len(players), 2),
             "phases": phases,
-        }
+        }  # fmt: skip
 
     async def phase(self, *, load: bool) -> dict[str, Any]:
         """The probe for a phase (`load`: beside the open-loop sender's peak write load on the
@@ -448,21 +430,18 @@ class PushRun:
         if load:
             p99 = figures["commit_to_push"].get("p99_ms")
             met = p99 is not None and p99 <= TARGET_P99_MS and figures["lost"] == 0
-            figures["target"] = {"p99_ms_at_most": TARGET_P99_MS, "lost": 0, "met": met}
-            figures["target"]["at_sockets"] = 10_000
+            figures["target"] = {"p99_ms_at_most": TARGET_P99_MS, "lost": 0, "met": met,
+                                 "at_sockets": 10_000}  # fmt: skip
             answers = sent["answers"].items()
             answered = sum(count for status, count in answers if status.startswith("2"))
             figures["load"] = {
-                "offered_results_per_s": LOAD_RATE,
-                "batch": LOAD_BATCH,
-                "senders": LOAD_SENDERS,
-                "players": options.load_players,
-                "match_prefix": match_prefix,
+                "offered_results_per_s": LOAD_RATE, "batch": LOAD_BATCH, "senders": LOAD_SENDERS,
+                "players": options.load_players, "match_prefix": match_prefix,
                 **await asyncio.to_thread(results_received, match_prefix, since, until),
                 # The same from the client's side: results in requests answered 2xx, in all.
                 "accepted_results_by_answers": answered * LOAD_BATCH,
                 "sender": sent,
-            }
+            }  # fmt: skip
         lag_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await lag_task
@@ -500,31 +479,25 @@ def measure(options: Any, result: dict[str, Any]) -> None:
     open_files_allow(options.sockets)
     database_url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
     database_url = environment.with_database(database_url, DATABASE)
-    environment.database_create(database_url)
+    devservices.ensure_database(database_url)
     logs = core.RESULTS / "logs" / "ws_push"
     logs.mkdir(parents=True, exist_ok=True)
-    with RedisServer(logs, "broker").start() as broker:
+    with processes.RedisServer(logs, "broker").start() as broker:
         variables = environment.settings_env(
-            DATABASE_URL=database_url,
-            REDIS_URL=os.environ.get("REDIS_URL", environment.DEFAULT_REDIS_URL),
-            CELERY_BROKER_URL=broker.url(),
-            LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
+            DATABASE_URL=database_url, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL),
+            CELERY_BROKER_URL=broker.url(), LEADERBOARD_KEY_PREFIX=KEY_PREFIX,
             # One client posts everything and opens every socket: no limits per client.
-            THROTTLE_PUBLIC_RATE="",
-            THROTTLE_GAME_SERVER_RATE="",
-            LIVE_SOCKETS_PER_ADDRESS="0",
+            THROTTLE_PUBLIC_RATE="", THROTTLE_GAME_SERVER_RATE="", LIVE_SOCKETS_PER_ADDRESS="0",
             # The webhooks' receiver listens on 127.0.0.1 (scripts/receiver.py).
             WEBHOOK_ALLOW_PRIVATE_URLS="1",
-        )
+        )  # fmt: skip
         # The fill, the sockets and the waits take a few minutes: 15 is a wide margin.
         run_seconds = options.seconds + options.load_seconds + 900
         season_id, posting = django_prepare(variables, run_seconds=run_seconds)
         receiver = Receiver().start()
         webhooks_register(receiver, none=options.no_webhooks)
-        env = environment.server_env(variables)
-        worker = CeleryWorker(
-            env=env, log=logs / "celery-worker.log", concurrency=WORKER_CONCURRENCY
-        )
+        env, concurrency = environment.server_env(variables), WORKER_CONCURRENCY
+        worker = CeleryWorker(env=env, log=logs / "celery-worker.log", concurrency=concurrency)
         webhooks = CeleryWorker(
             env=env, log=logs / "webhooks-worker.log", queues="webhooks", concurrency=1
         )
@@ -535,26 +508,23 @@ def measure(options: Any, result: dict[str, Any]) -> None:
             players = board_fill(run.target, options, random.Random(options.seed))
             from leaderboards import store
 
-            wait_until(
-                lambda: store.board_size(season_id) >= options.board_players,
-                timeout=300,
-                what="the mirror to catch up",
-            )
+            processes.wait_until(lambda: store.board_size(season_id) >= options.board_players,
+                                 timeout=300, what="the mirror to catch up")  # fmt: skip
             say(f"opening {options.sockets} sockets")
             figures = asyncio.run(run.measure(players))
             figures["webhooks"] = webhooks_figures(receiver)
         receiver.stop()
-    result |= {
-        # This shared machine's speed varies by half between runs, and every figure with it.
-        "machine": {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()},
-        "options": {"sockets": options.sockets, "board_players": options.board_players}
-        | {"seconds": options.seconds, "load_batch": LOAD_BATCH, "load_senders": LOAD_SENDERS}
-        | {"load_seconds": options.load_seconds, "top": TOP, "max_points": MAX_POINTS}
-        | {"web_workers": WEB_WORKERS, "worker_concurrency": WORKER_CONCURRENCY}
-        | {"rate_per_second": options.rate, "load_rate_per_second": LOAD_RATE}
-        | {"permessage_deflate": True},
-        **figures,
-    }
+    # This shared machine's speed varies by half between runs, and every figure with it.
+    result["machine"] = {"cpus": os.cpu_count(), "python_probe_ms": python_probe_ms()}
+    result["options"] = {
+        "sockets": options.sockets, "board_players": options.board_players,
+        "seconds": options.seconds, "load_batch": LOAD_BATCH, "load_senders": LOAD_SENDERS,
+        "load_seconds": options.load_seconds, "top": TOP, "max_points": MAX_POINTS,
+        "web_workers": WEB_WORKERS, "worker_concurrency": WORKER_CONCURRENCY,
+        "rate_per_second": options.rate, "load_rate_per_second": LOAD_RATE,
+        "permessage_deflate": True,
+    }  # fmt: skip
+    result |= figures
 
 
 def report(result: dict[str, Any]) -> str:
@@ -571,10 +541,8 @@ def report(result: dict[str, Any]) -> str:
     if hooks := result.get("webhooks"):
         told = ", ".join(f"{kind} {count}" for kind, count in hooks["events_by_type"].items())
         fate = ", ".join(f"{kind} {count}" for kind, count in sorted(hooks["deliveries"].items()))
-        lines.append(
-            f"webhooks ({hooks['endpoints']} endpoints, one of 2 down): events {told or 'none'}; "
-            f"deliveries {fate or 'none'}"
-        )
+        told = f"events {told or 'none'}; deliveries {fate or 'none'}"
+        lines.append(f"webhooks ({hooks['endpoints']} endpoints, one of 2 down): {told}")
     return "\n".join(f"[ws_push] {line}" for line in lines)
 
 

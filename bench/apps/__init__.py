@@ -1,2 +1,1 @@
-"""Applications the benchmark serves beside the service's own: a bare ASGI app, the machine's
-ceiling for any Python server."""
+"""Apps the benchmark serves beside the service's own: a bare ASGI app, any server's ceiling."""

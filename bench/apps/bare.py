@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 BODY = b'{"ok":true,"served_by":"a bare ASGI app, no framework","rank":1234567}'
-HEADERS = [
-    (b"content-type", b"application/json"),
-    (b"content-length", str(len(BODY)).encode()),
-]
+HEADERS = [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
