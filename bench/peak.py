@@ -44,12 +44,10 @@ def peak_phase(bench: Bench) -> None:
     options, env, phase = bench.options, bench.env, bench.phases.phase
     results: dict[str, Any] = {}
     with phase("peak at once: servers"):
-        variables = env.process_env() | {"LIVE_SOCKETS_PER_ADDRESS": "0"}
-        log = bench.log_dir
+        variables, log = env.process_env() | {"LIVE_SOCKETS_PER_ADDRESS": "0"}, bench.log_dir
         web = WebServer(env=variables, log=log / "web-peak.log", workers=options.web_workers)
-        worker = CeleryWorker(
-            env=variables, log=log / "celery-peak.log", concurrency=options.worker_concurrency
-        )
+        worker = CeleryWorker(env=variables, log=log / "celery-peak.log",
+                              concurrency=options.worker_concurrency)  # fmt: skip
         bench.processes.enter_context(worker.start())
         bench.processes.enter_context(web.start())
         bench.results["peak"] = results
@@ -67,23 +65,17 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
     open_files_allow(sockets)
     # The sockets follow the last of the load's players, which the load then leaves alone.
     followed = [f"p{i}" for i in range(load_players - sockets, load_players)]
-    listener = Listener()
-    opening = time.monotonic()
+    listener, opening = Listener(), time.monotonic()
     await listener.open(web.base_url, followed, board=season.board.slug)
     while listener.snapshots < sockets and time.monotonic() - opening < SOCKETS_OPEN_SECONDS:
         await asyncio.sleep(0.1)
-    order = random.Random(options.seed).sample(followed, len(followed))
-    rotation = itertools.cycle(order)
+    rotation = itertools.cycle(random.Random(options.seed).sample(followed, len(followed)))
     results.update(
-        sockets=sockets,
-        sockets_open_seconds=round(time.monotonic() - opening, 1),
-        snapshots=listener.snapshots,
-        write_rate=options.open_rate,
-        push_probe_rate=options.peak_push_rate,
-        seconds=options.peak_seconds,
-        read_mix={name: share for name, share, _ in READ_MIX},
-        steps=[],
-    )
+        sockets=sockets, sockets_open_seconds=round(time.monotonic() - opening, 1),
+        snapshots=listener.snapshots, write_rate=options.open_rate,
+        push_probe_rate=options.peak_push_rate, seconds=options.peak_seconds,
+        read_mix={name: share for name, share, _ in READ_MIX}, steps=[],
+    )  # fmt: skip
 
     def step(rate: float) -> dict[str, Any]:
         return _step(bench, web, cpu, listener, rotation, sockets=sockets, read_rate=rate)
@@ -107,15 +99,9 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
 
 
 def _step(
-    bench: Bench,
-    web: WebServer,
-    cpu: dict[str, int],
-    listener: Listener,
-    rotation: itertools.cycle[str],
-    *,
-    sockets: int,
-    read_rate: float,
-) -> dict[str, Any]:
+    bench: Bench, web: WebServer, cpu: dict[str, int], listener: Listener,
+    rotation: itertools.cycle[str], *, sockets: int, read_rate: float,
+) -> dict[str, Any]:  # fmt: skip
     """One rate of reads for `peak_seconds` beside the writes and the push probe; then the
     mirror's drain and the checks every ingest phase makes (bench/ingest.py)."""
     options, season = bench.options, bench.season
@@ -162,16 +148,11 @@ def _step(
         "nothing_lost": pushes["lost"] == figures["freshness"]["lost"] == 0
         and figures["consistency_after_drain"]["mismatched"] == 0,
     }
+    writes = {"batch_size": BATCH, "offered_results": offered, "accepted_share": accepted}
     return {
-        "read_rate": read_rate,
-        "met": all(verdicts.values()),
-        "verdicts": verdicts,
-        "reads": reads,
-        "writes": {"batch_size": BATCH, "offered_results": offered, "accepted_share": accepted}
-        | figures
-        | {"sender": sent},
-        "pushes": pushes,
-    }
+        "read_rate": read_rate, "met": all(verdicts.values()), "verdicts": verdicts,
+        "reads": reads, "writes": writes | figures | {"sender": sent}, "pushes": pushes,
+    }  # fmt: skip
 
 
 def _under(value: float | None, limit: float) -> bool:
@@ -232,6 +213,6 @@ def peak_section(results: dict[str, Any], h: str) -> list[str]:
         f"{READS_ANSWERED_SHARE:.0%} answered, every result accepted, nothing lost (lost: a "
         f"probe result never shown, or a push later than {n(LOST_AFTER_SECONDS)} s)."
     )
-    header = "Reads offered/s | answered/s | read p99 | p99.9 | results/s | freshness p99 | "
-    header += "push p99 | lost | verdict"
+    header = ("Reads offered/s | answered/s | read p99 | p99.9 | results/s | freshness p99 | "
+              "push p99 | lost | verdict")  # fmt: skip
     return [f"{h}# The peak at once", "", intro, "", *table(header, "rrrrrrrrl", rows), ""]
