@@ -16,7 +16,7 @@ from typing import Any
 from scripts.processes import CeleryWorker, WebServer
 
 from .core import get, ms, n, say, table
-from .environment import Bench
+from .environment import PUBLIC_RATE_NEVER_REACHED, Bench
 from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, IngestWindow
 from .loaders import h2load_open_loop
 from .openloop import OfferedLoad, OpenLoopSender
@@ -44,7 +44,11 @@ def peak_phase(bench: Bench) -> None:
     options, env, phase = bench.options, bench.env, bench.phases.phase
     results: dict[str, Any] = {}
     with phase("peak at once: servers"):
-        variables, log = env.process_env() | {"LIVE_SOCKETS_PER_ADDRESS": "0"}, bench.log_dir
+        # One address opens every socket and asks for every page: as for the API's reads, the
+        # limits per address are on at a rate never reached.
+        variables, log = env.process_env() | {
+            "LIVE_SOCKETS_PER_ADDRESS": "0", "THROTTLE_PAGES_RATE": PUBLIC_RATE_NEVER_REACHED,
+        }, bench.log_dir  # fmt: skip
         web = WebServer(env=variables, log=log / "web-peak.log", workers=options.web_workers)
         worker = CeleryWorker(env=variables, log=log / "celery-peak.log",
                               concurrency=options.worker_concurrency)  # fmt: skip
