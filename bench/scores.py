@@ -1,5 +1,6 @@
-"""The benchmark's players' points and times, skewed like a game's: one rule for bench/load.py and
-the side benchmarks, seeded per chunk, so the same seed gives the same players."""
+"""The benchmark's players' points and times, skewed like a game's: one rule for bench/load.py
+(which draws them in PostgreSQL from these constants) and the side benchmarks (in Python, seeded
+per chunk, so the same seed gives the same players)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 from seasons.scoring import composite_score
 
-# Players generated from one seed and chunk (bench/load.py copies a chunk at a time).
+# The side benchmarks' players generated from one seed and chunk.
 CHUNK = 50_000
 # A loaded player's one result: 1 + int(lognormal(mu, sigma)) points.
 LOADED_POINTS_MU = 6.0
@@ -42,7 +43,7 @@ def player_id(index: int) -> str:
 
 def standings(players: int, seed: int, chunk: int = CHUNK) -> Iterator[list[tuple[str, int]]]:
     """The side benchmarks' players with a highest-first board's composite scores, in chunks of
-    `chunk` players (each seeded by its first player, as bench/load.py's are)."""
+    `chunk` players (each seeded by its first player)."""
     for start in range(0, players, chunk):
         points, elapsed = chunk_scores(seed, start, min(chunk, players - start), SEASON_SECONDS)
         yield [
