@@ -152,6 +152,14 @@ def percentile(ordered: Sequence[float], p: float) -> float:
     return float(ordered[min(index, len(ordered) - 1)])
 
 
+def search_ladder(start: float, upwards: bool, up: Sequence[float], down: Sequence[float],
+                  steps: int) -> list[float]:  # fmt: skip
+    """The rates a search tries after `start`: upwards the higher of `up`, downwards the lower of
+    `down`, at most `steps` (0: all). It ends at the first rate whose verdict differs."""
+    ladder = [rate for rate in up if rate > start] if upwards else [r for r in down if r < start]
+    return ladder[: steps or None]
+
+
 def latency_summary(samples_ms: Sequence[float], *, curve: bool = True) -> dict[str, Any]:
     """p50/p90/p99/p99.9/max/mean of samples in milliseconds, and the curve for the charts."""
     ordered = sorted(samples_ms)

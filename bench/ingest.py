@@ -4,6 +4,7 @@ results accepted, how soon each shows on the rank endpoint, what PostgreSQL did 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -176,15 +177,21 @@ def ingest_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, batc
 
 
 def openloop_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float,
-                     batch: int, seconds: float) -> Figures:  # fmt: skip
-    """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`."""
+                     batch: int, seconds: float, spare: int = 0,
+                     during: Callable[[], None] | None = None) -> Figures:  # fmt: skip
+    """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`, or
+    while `during` runs (another load beside it); the last `spare` of the load's players are
+    left alone (another probe's)."""
     with IngestWindow(bench, server, cpu) as window:
         prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"
-        players, senders = window.load_players, bench.options.senders
+        players, senders = window.load_players - spare, bench.options.senders
         load = OfferedLoad(*window.target, rate, batch, players, prefix, senders)
         sender = OpenLoopSender(load).start()
         try:
-            time.sleep(seconds)
+            if during is None:
+                time.sleep(seconds)
+            else:
+                during()
             window.load_stopped()
         finally:
             sent = sender.stop()

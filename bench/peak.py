@@ -15,11 +15,11 @@ from typing import Any
 
 from scripts.processes import CeleryWorker, WebServer
 
-from .core import get, ms, n, say, table
+from .core import get, ms, n, say, search_ladder, table
 from .environment import PUBLIC_RATE_NEVER_REACHED, Bench
-from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, IngestWindow
+from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, openloop_measure
 from .loaders import h2load_open_loop
-from .openloop import OfferedLoad, OpenLoopSender
+from .openloop import OfferedLoad
 from .ws_push import LOST_AFTER_SECONDS, Listener, MirrorWatch, Probe, open_files_allow
 
 # A player page's reads, by share of the requests (rank and around-me for the player, the top
@@ -89,8 +89,8 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
         results["steps"].append(first)
         upwards = first["met"]
         results["highest_read_rate_met"] = options.peak_read_rate if upwards else 0
-        ladder = [r for r in (UP if upwards else DOWN) if (r > first["read_rate"]) == upwards]
-        for rate in ladder[: options.search_steps or None]:
+        steps = options.search_steps
+        for rate in search_ladder(first["read_rate"], upwards, UP, DOWN, steps):
             figures = await asyncio.to_thread(step, rate)
             results["steps"].append(figures)
             if figures["met"]:
@@ -110,52 +110,44 @@ def _step(
     mirror's drain and the checks every ingest phase makes (bench/ingest.py)."""
     options, season = bench.options, bench.season
     say(f"peak: {read_rate:,.0f} reads/s, {options.open_rate:,.0f} results/s, {sockets} sockets")
-    with IngestWindow(bench, web, cpu) as window:
-        tag = f"peak{read_rate:g}-{int(window.origin_wall)}"
-        writes = OpenLoopSender(OfferedLoad(
-            *window.target, options.open_rate, BATCH, window.load_players - sockets, tag,
-            options.senders,
-        )).start()  # fmt: skip
-        sent = None
-        try:
-            with MirrorWatch(season.pk) as mirror:
-                push = Probe(OfferedLoad(
-                    *window.target, options.peak_push_rate, 1, sockets,
-                    f"probe-push-{uuid.uuid4().hex[:8]}", senders=1,
-                ), rotation, mirror).start()  # fmt: skip
-                try:
-                    reads = h2load_open_loop(
-                        h2load=bench.h2load, uris=_read_uris(bench, web.base_url), rate=read_rate,
-                        connections=options.openread_connections, seconds=options.peak_seconds,
-                        work_dir=bench.log_dir / "h2load", label=f"peak-{read_rate:g}",
-                        seed=options.seed,
-                    )  # fmt: skip
-                    window.load_stopped()
-                    sent = writes.stop()
-                finally:
-                    push.stop()
-                time.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
-        finally:
-            if sent is None:
-                writes.stop()
-        figures = window.figures(seconds=sent["seconds"], started_wall=sent["started_at_epoch"])
+    reads: dict[str, Any] = {}
+    with MirrorWatch(season.pk) as mirror:
+        push = Probe(OfferedLoad(
+            web.base_url, bench.api_key, season.board.slug, season.slug, options.peak_push_rate,
+            1, sockets, f"probe-push-{uuid.uuid4().hex[:8]}", senders=1,
+        ), rotation, mirror).start()  # fmt: skip
+
+        def during() -> None:
+            try:
+                reads.update(h2load_open_loop(
+                    h2load=bench.h2load, uris=_read_uris(bench, web.base_url), rate=read_rate,
+                    connections=options.openread_connections, seconds=options.peak_seconds,
+                    work_dir=bench.log_dir / "h2load", label=f"peak-{read_rate:g}",
+                    seed=options.seed,
+                ))  # fmt: skip
+            finally:
+                push.stop()
+
+        # The sockets follow the last `sockets` of the load's players: the writes leave them.
+        writes = openloop_measure(
+            bench, web, cpu, rate=options.open_rate, batch=BATCH, seconds=options.peak_seconds,
+            spare=sockets, during=during,
+        )  # fmt: skip
+        time.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
     pushes = push.pushes(listener)
-    offered = sent["offered_results"]
-    accepted = figures["accepted_results"] / offered if offered else None
     verdicts = {
-        "writes_accepted": (accepted or 0.0) >= SUSTAINED_SHARE,
-        "freshness": _under(get(figures, "freshness_window", "p99_ms"), SUSTAINED_FRESHNESS_P99_MS),
+        "writes_accepted": (writes["accepted_share"] or 0.0) >= SUSTAINED_SHARE,
+        "freshness": _under(get(writes, "freshness_window", "p99_ms"), SUSTAINED_FRESHNESS_P99_MS),
         "reads_answered": reads["achieved_share"] >= READS_ANSWERED_SHARE
         and reads["non_2xx"] == reads["errors"] == 0,
         "read_p99": _under(reads.get("p99_ms"), READ_P99_MS),
         "push_p99": _under(get(pushes, "commit_to_push", "p99_ms"), PUSH_P99_MS),
-        "nothing_lost": pushes["lost"] == figures["freshness"]["lost"] == 0
-        and figures["consistency_after_drain"]["mismatched"] == 0,
+        "nothing_lost": pushes["lost"] == writes["freshness"]["lost"] == 0
+        and writes["consistency_after_drain"]["mismatched"] == 0,
     }
-    writes = {"batch_size": BATCH, "offered_results": offered, "accepted_share": accepted}
     return {
         "read_rate": read_rate, "met": all(verdicts.values()), "verdicts": verdicts,
-        "reads": reads, "writes": writes | figures | {"sender": sent}, "pushes": pushes,
+        "reads": reads, "writes": writes, "pushes": pushes,
     }  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from leaderboards import store
 from scripts.processes import CeleryWorker, WebServer
 
 from . import load, reads, report
-from .core import Phases, say
+from .core import Phases, say, search_ladder
 from .environment import Bench, BenchEnvironment
 from .ingest import ingest_load, ingest_measure, mirror_wait, openloop_measure, sustained
 from .loaders import tool_version
@@ -201,13 +201,13 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
         opened["batch"] = measure(options.open_rate, OPEN_BATCH, options.open_seconds)
     if "batch" in opened:
         upwards = sustained(opened["batch"])
-        rates, start = SEARCH_UP if upwards else SEARCH_DOWN, options.open_rate
-        ladder = [rate for rate in rates if (rate > start if upwards else rate < start)]
+        steps = options.search_steps
+        ladder = search_ladder(options.open_rate, upwards, SEARCH_UP, SEARCH_DOWN, steps)
         search = opened["search"] = {
             "direction": "up" if upwards else "down", "seconds": options.search_seconds,
             "highest_sustained_rate": options.open_rate if upwards else 0, "steps": [],
         }  # fmt: skip
-        for rate in ladder[: options.search_steps or None]:
+        for rate in ladder:
             figures = None
             with bench.phases.phase(f"rate search: {rate:,.0f}/s"):
                 figures = measure(rate, OPEN_BATCH, options.search_seconds)
