@@ -57,18 +57,15 @@ def bench_reset(env: BenchEnvironment) -> None:
 def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
     """The season a previous run loaded, when it is the only one, still open, and has `players`
     totals: its outbox and keys are emptied so the rebuild starts level. None: load a new one."""
-    seasons = list(Season.objects.select_related("board")[:2])
-    if (
-        len(seasons) != 1
-        or seasons[0].state != SeasonState.OPEN
-        or PlayerTotal.objects.filter(season=seasons[0]).count() != players
-    ):
+    found = list(Season.objects.select_related("board")[:2])
+    season = found[0] if len(found) == 1 and found[0].state == SeasonState.OPEN else None
+    if season is None or PlayerTotal.objects.filter(season=season).count() != players:
         return None
     PendingStanding.objects.all().delete()
     GameServer.objects.all().delete()
     store.delete_prefixed_keys()
     redis_cleanup(env)
-    return seasons[0]
+    return season
 
 
 # Players p0, p1, ... whose friends view the friends read asks for: each has the largest list.
@@ -87,11 +84,8 @@ def friends_load(*, players: int, seed: int) -> dict[str, Any]:
         friends = [f"p{n}" for n in drawn if n != owner][:FRIENDS_MAX]
         lists.append(FriendList(player_id=f"p{owner}", friend_ids=friends))
     FriendList.objects.bulk_create(lists, batch_size=100)
-    return {
-        "lists": owners,
-        "friends_each": len(lists[0].friend_ids) if lists else 0,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    each, seconds = len(lists[0].friend_ids) if lists else 0, time.perf_counter() - started
+    return {"lists": owners, "friends_each": each, "seconds": round(seconds, 2)}
 
 
 def profile_cache_clear(env: BenchEnvironment) -> None:
@@ -126,12 +120,9 @@ def season_prepare(*, now: datetime, segments: bool = False) -> Season:
         slug=BOARD, defaults={"name": "Benchmark", "segment_dimensions": dimensions}
     )
     season = season_create(
-        board=board,
-        slug=f"r{now:%Y%m%d%H%M%S}",
-        name=f"Benchmark run {now:%Y-%m-%d %H:%M}",
-        starts_at=starts_at,
-        ends_at=starts_at + timedelta(days=120),
-    )
+        board=board, slug=f"r{now:%Y%m%d%H%M%S}", name=f"Benchmark run {now:%Y-%m-%d %H:%M}",
+        starts_at=starts_at, ends_at=starts_at + timedelta(days=120),
+    )  # fmt: skip
     return Season.objects.select_related("board").get(pk=season.pk)
 
 
@@ -260,20 +251,16 @@ def season_load(
         totals = conn.execute(sums.format("matches_playertotal"), [season.pk]).fetchone()
         results = conn.execute(sums.format("matches_matchresult"), [season.pk]).fetchone()
     return {
-        "players": players,
-        "results": results[0],
-        "totals": totals[0],
-        "points_sum": int(totals[1]),
-        "totals_equal_results": tuple(totals) == tuple(results),
-        "foreign_keys_checked_during_copy": foreign_keys_checked,
-        "copy_seconds": round(copied, 2),
+        "players": players, "results": results[0], "totals": totals[0],
+        "points_sum": int(totals[1]), "totals_equal_results": tuple(totals) == tuple(results),
+        "foreign_keys_checked_during_copy": foreign_keys_checked, "copy_seconds": round(copied, 2),
         "insert_seconds": round(inserted - started, 2),
         "seconds_with_vacuum_analyze": round(time.perf_counter() - started, 2),
         "rows_per_s": round(3 * players / copied),
         "score_distribution": "points ~ 1 + lognormal(mu=6, sigma=1.5), one result per player"
         " (drawn in PostgreSQL)",
         "method": "INSERT ... SELECT generate_series, one transaction, keys and indexes after",
-    }
+    }  # fmt: skip
 
 
 def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
@@ -282,12 +269,8 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
     with tqdm(total=players, unit="player", desc="rebuild ZSET") as bar:
         size = season_rebuild_standings(season=season, on_progress=bar.update)
     seconds = time.perf_counter() - started
-    return {
-        "players": size,
-        "seconds": round(seconds, 3),
-        "players_per_s": round(size / seconds),
-        "zcard": store.board_size(season.pk),
-    }
+    return {"players": size, "seconds": round(seconds, 3), "players_per_s": round(size / seconds),
+            "zcard": store.board_size(season.pk)}  # fmt: skip
 
 
 def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:
@@ -305,14 +288,10 @@ def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str
     values = int(client.memory_usage(keys.segments, samples=0) or 0)
     counted = dimensions + (1 if clans else 0)
     return {
-        "dimensions": dimensions,
-        "clans": clans,
-        "segment_sets": len(names),
-        "sets_bytes": sets,
-        "values_bytes": values,
-        "bytes_per_player": round((sets + values) / size, 1),
+        "dimensions": dimensions, "clans": clans, "segment_sets": len(names), "sets_bytes": sets,
+        "values_bytes": values, "bytes_per_player": round((sets + values) / size, 1),
         "bytes_per_player_per_dimension": round((sets + values) / size / counted, 1),
-    }
+    }  # fmt: skip
 
 
 def season_memory(*, env: BenchEnvironment, season: Season) -> dict[str, Any]:
@@ -325,14 +304,9 @@ def season_memory(*, env: BenchEnvironment, season: Season) -> dict[str, Any]:
     projected = per_player * PROJECTED_PLAYERS
     segments = _segments_memory(client, season, size)
     return {
-        **({"segments": segments} if segments else {}),
-        "key": key,
-        "zcard": size,
-        "encoding": client.object("encoding", key),
-        "memory_usage_bytes": usage,
-        "bytes_per_player": round(per_player, 2),
-        "projected_players": PROJECTED_PLAYERS,
-        "projected_bytes": round(projected),
-        "projected_gib": round(projected / 2**30, 2),
+        **({"segments": segments} if segments else {}), "key": key, "zcard": size,
+        "encoding": client.object("encoding", key), "memory_usage_bytes": usage,
+        "bytes_per_player": round(per_player, 2), "projected_players": PROJECTED_PLAYERS,
+        "projected_bytes": round(projected), "projected_gib": round(projected / 2**30, 2),
         "member_example": "p" + str(size - 1),
-    }
+    }  # fmt: skip
