@@ -175,11 +175,8 @@ def _ingest(bench: Bench, server: WebServer) -> None:
                 say(f"ingest {mode}: {figures['accepted_results_per_s']:,.0f} results/s")
         _open_loop(bench, server, cpu)
         for mode, batch in (("single", 1), ("batch", 100)):
-
-            def repeat(seconds: float, batch: int = batch) -> Any:
-                tag = f"profile{batch}-{int(time.time())}"
-                return ingest_load(bench, server, batch=batch, tag=tag).run(seconds)
-
+            tag = f"profile{batch}-{int(time.time())}"
+            repeat = ingest_load(bench, server, batch=batch, tag=tag).run
             if profile(bench, f"ingest_{mode}", profiled, repeat):
                 # The mirror catches up after unmeasured load, so the next phase starts level.
                 with harness_connection(bench.env) as conn:

@@ -445,8 +445,7 @@ class PushRun:
         lag_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await lag_task
-        counts = {kind: count - messages_before[kind] for kind, count in listener.by_type.items()}
-        counts = {kind: count for kind, count in counts.items() if count}
+        counts = dict(listener.by_type - messages_before)  # the kinds that came meanwhile
         per_second = round(sum(counts.values()) / (time.monotonic() - began), 1)
         return figures | {
             "messages": {"by_type": counts, "per_second": per_second},
