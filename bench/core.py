@@ -38,8 +38,7 @@ def say(message: str, program: str = "bench") -> None:
 
 def options_parse(prog: str, doc: str | None, options: Sequence[tuple[Any, ...]],
                   argv: list[str] | None) -> argparse.Namespace:  # fmt: skip
-    """Options as (flag, default, help[, tiny default]): a flag if the default is False, else of
-    the default's type; with `--tiny`, the tiny default applies."""
+    """Options as (flag, default, help[, tiny default]): a False default makes a flag."""
     parser, tiny_defaults = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc), {}
     for flag, default, help_text, *tiny in options:
         if default is False:
@@ -58,9 +57,8 @@ def options_parse(prog: str, doc: str | None, options: Sequence[tuple[Any, ...]]
 
 
 class Program:
-    """`with Program(name) as run:` around a program's body: `run.code` is 2 after an error it
-    can explain, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound like Ctrl-C, so every `finally`
-    cleans up), 0 otherwise."""
+    """`with Program(name) as run:` around a program's body: `run.code` is 2 after an explained
+    error, 130 after Ctrl-C, SIGTERM or SIGHUP (unwound as Ctrl-C: every `finally` runs), else 0."""
 
     EXPLAINED = (BenchError, ServiceError, Timeout, redis.RedisError, psycopg.OperationalError)
 
@@ -90,8 +88,7 @@ def program_main(
     measure: Callable[[Any, dict[str, Any]], None], report: Callable[[dict[str, Any]], str],
 ) -> int:  # fmt: skip
     """`python -m bench.<name>` with `options`, --seed and --output (`check` refuses them with a
-    message): `measure(options, result)` fills the results, written to --output and shown by
-    `report`. Returns the exit code."""
+    message); `measure(options, result)` fills the results, written to --output, then `report`."""
     latest = f"{name}-latest.json"
     seed = ("--seed", 1, "seed of the generated players")
     output = ("--output", RESULTS / latest, f"results file (bench/results/{latest})")

@@ -134,8 +134,8 @@ def django_setup(variables: dict[str, str]) -> None:
 
 
 def bench_setup(options: argparse.Namespace) -> BenchEnvironment:
-    """Check the options' names, start the bench's own PostgreSQL unless --database-url names a
-    server, create its database (with pg_stat_statements where preloaded), set Django up on it."""
+    """Check the options' names; the bench's own PostgreSQL (or --database-url's), its database,
+    with pg_stat_statements where preloaded, and Django on it."""
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
     named = _database(options.database_url) if options.database_url else ""
     if "bench" not in options.database or options.database == named:

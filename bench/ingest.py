@@ -69,9 +69,8 @@ def freshness_between(series: list[list[float]], start: float, end: float) -> di
 
 
 class IngestWindow:
-    """What every ingest phase measures around its load: the freshness probe (on the players
-    after the load's), the CPU, PostgreSQL's statistics; when the load stops, the backlog; then
-    the drain, the counts, the consistency check and PostgreSQL's side."""
+    """What every ingest phase measures around its load (bench/README.md, "What a run does", 7
+    and 12): the freshness probe, CPU, the backlog, drain and consistency, PostgreSQL's side."""
 
     def __init__(self, bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
         self.bench, options, season = bench, bench.options, bench.season
@@ -155,8 +154,7 @@ class IngestWindow:
 
 
 def ingest_load(bench: Bench, server: WebServer, *, batch: int, tag: str) -> WrkLoad:
-    """wrk posting batches of `batch` results (1: single results) for the load's players, every
-    match id unique through `tag`, on the ingest connections (closed loop)."""
+    """wrk posting batches of `batch` results for the load's players, match ids unique by `tag`."""
     options, season = bench.options, bench.season
     load_players = options.players - options.probe_players
     args = [str(batch), str(load_players), season.board.slug, season.slug, bench.api_key, tag]
@@ -179,9 +177,8 @@ def ingest_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, batc
 def openloop_measure(bench: Bench, server: WebServer, cpu: dict[str, int], *, rate: float,
                      batch: int, seconds: float, spare: int = 0,
                      during: Callable[[], None] | None = None) -> Figures:  # fmt: skip
-    """Open loop: `rate` results a second offered in requests of `batch`, for `seconds`, or
-    while `during` runs (another load beside it); the last `spare` of the load's players are
-    left alone (another probe's)."""
+    """Open loop: `rate` results a second in requests of `batch` for `seconds` (or while `during`
+    runs), leaving alone the last `spare` of the load's players (another probe's)."""
     with IngestWindow(bench, server, cpu) as window:
         prefix = f"o{batch}-{rate:g}-{int(window.origin_wall)}"
         players, senders = window.load_players - spare, bench.options.senders

@@ -187,9 +187,8 @@ _DRAWN = f"""WITH drawn AS MATERIALIZED (
 def season_load(
     *, env: BenchEnvironment, season: Season, players: int, seed: int
 ) -> dict[str, Any]:
-    """N players, one match result each, and their totals, generated inside PostgreSQL in one
-    transaction, the tables' keys and indexes built after the rows (nothing in the mirror's
-    outbox: the rebuild that follows puts them all in Redis)."""
+    """N players, one match result each, and their totals, generated inside PostgreSQL
+    (bench/README.md, "What a run does", 1); nothing in the mirror's outbox: the rebuild follows."""
     now = timezone.now()
     segmented, clan = int(bool(season.board.segment_dimensions)), f"'k' || i / {CLAN_MEMBERS}"
     into_results = _insert(MatchResult, "board_id %(board)s; season_id %(season)s; match_id"
@@ -274,9 +273,8 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
 
 
 def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:
-    """What the season's segments hold beside its set: every segment set (the clans' member sets
-    among them), the clan board and the players' values (MEMORY USAGE, every element), a player
-    and a dimension a player (the clans counted as one)."""
+    """The season's segment sets (the clans' among them), clan board and players' values (MEMORY
+    USAGE, every element): in all, a player, and a dimension a player (the clans one dimension)."""
     dimensions = len(season.board.segment_dimensions)
     if not dimensions or not size:
         return None

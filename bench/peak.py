@@ -81,21 +81,19 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
         read_mix={name: share for name, share, _ in READ_MIX}, steps=[],
     )  # fmt: skip
 
-    def step(rate: float) -> dict[str, Any]:
-        return _step(bench, web, cpu, listener, rotation, sockets=sockets, read_rate=rate)
+    def met(rate: float) -> bool:
+        figures = _step(bench, web, cpu, listener, rotation, sockets=sockets, read_rate=rate)
+        results["steps"].append(figures)
+        return figures["met"]
 
     try:
-        first = await asyncio.to_thread(step, options.peak_read_rate)
-        results["steps"].append(first)
-        upwards = first["met"]
-        results["highest_read_rate_met"] = options.peak_read_rate if upwards else 0
-        steps = options.search_steps
-        for rate in search_ladder(first["read_rate"], upwards, UP, DOWN, steps):
-            figures = await asyncio.to_thread(step, rate)
-            results["steps"].append(figures)
-            if figures["met"]:
+        start = options.peak_read_rate
+        upwards = await asyncio.to_thread(met, start)
+        results["highest_read_rate_met"] = start if upwards else 0
+        for rate in search_ladder(start, upwards, UP, DOWN, options.search_steps):
+            if step_met := await asyncio.to_thread(met, rate):
                 results["highest_read_rate_met"] = rate
-            if figures["met"] != upwards:  # the first miss upwards, the first pass downwards
+            if step_met != upwards:  # the first miss upwards, the first pass downwards
                 break
     finally:
         results["sockets_closed_by_server"] = listener.closed
@@ -106,8 +104,7 @@ def _step(
     bench: Bench, web: WebServer, cpu: dict[str, int], listener: Listener,
     rotation: itertools.cycle[str], *, sockets: int, read_rate: float,
 ) -> dict[str, Any]:  # fmt: skip
-    """One rate of reads for `peak_seconds` beside the writes and the push probe; then the
-    mirror's drain and the checks every ingest phase makes (bench/ingest.py)."""
+    """One rate of reads beside the writes and the push probe, then every ingest phase's checks."""
     options, season = bench.options, bench.season
     say(f"peak: {read_rate:,.0f} reads/s, {options.open_rate:,.0f} results/s, {sockets} sockets")
     reads: dict[str, Any] = {}
@@ -156,8 +153,7 @@ def _under(value: float | None, limit: float) -> bool:
 
 
 def _read_uris(bench: Bench, base: str) -> Callable[[random.Random, int], list[str]]:
-    """One loader's URIs: the mix's kinds drawn by share, each for a player of the season drawn
-    at random."""
+    """One loader's URIs: the mix's kinds drawn by share, each for a random player of the season."""
     season, options = bench.season, bench.options
     board, slug = season.board.slug, season.slug
     weights = [share for _, share, _ in READ_MIX]

@@ -139,8 +139,7 @@ def _phases(bench: Bench) -> None:
 
 
 def _reads(bench: Bench, server_name: str, server: WebServer) -> None:
-    """Each read endpoint at saturation (wrk), then on the cached server at fixed rates
-    (h2load); then a profile of one endpoint."""
+    """Each read endpoint at saturation, on the cached server at fixed rates too; one profile."""
     results, cpu = bench.results["http"][server_name], {"web": server.pid, **bench.database_part}
     for name in READS[server_name]:
         kind = KINDS.get(name, name)
@@ -184,9 +183,7 @@ def _ingest(bench: Bench, server: WebServer) -> None:
 
 
 def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
-    """A fixed rate in batches of 100, the search for the highest rate kept up with
-    (`ingest.sustained`, each rate for `search_seconds`), then single results at a fixed rate;
-    each phase drains the mirror before the next one starts."""
+    """The open-loop phases (bench/README.md, "What a run does", 8 to 10), each drained after."""
     options, opened = bench.options, bench.results.setdefault("open_loop", {})
 
     def measure(rate: float, batch: int, seconds: float) -> dict[str, Any]:

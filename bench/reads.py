@@ -51,8 +51,8 @@ def _timed(call: Callable[[Any], Any], args: list[Any], seconds: float = 0) -> l
 
 
 def rank_baselines(bench: Bench) -> dict[str, Any]:
-    """One client, one call at a time, each a round trip on loopback, for the same players:
-    ZREVRANK, the gateway's Lua read (the rank endpoint's), then PostgreSQL's count."""
+    """ZREVRANK, the gateway's Lua read, PostgreSQL's count: one client's round trips, one call
+    at a time, for the same players (bench/README.md, "What a run does", 4)."""
     options, season = bench.options, bench.season
     rng = random.Random(options.seed)
     player_ids = [f"p{rng.randrange(options.players)}" for _ in range(options.zrevrank_samples)]

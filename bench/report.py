@@ -47,8 +47,7 @@ TARGET_NOTES = {
 
 
 def _target(name: str, value: float | None, goal: float, unit: str, **how: Any) -> dict[str, Any]:
-    """The verdict on one target; `how`: `higher` (better), and optionally `failed` (the share
-    of the phase's requests that failed), `digits` and `phase` (where a miss is explained)."""
+    """The verdict on a target; `how`: `higher` (better), optionally `failed`, `digits`, `phase`."""
     higher, failed = how["higher"], how.get("failed", 0.0)
     target: dict[str, Any] = {"name": name, "value": None if value is None else round(value, 3)}
     target.update(goal=goal, unit=unit, higher_is_better=higher, digits=how.get("digits"))
@@ -233,8 +232,7 @@ def _probes(f: dict[str, Any]) -> str:
 
 
 def _open_loop_rows(results: dict[str, Any], *, search: bool = True) -> list[tuple[str, Any]]:
-    """Every open-loop phase (the search's steps unless `search` is off), named by its rate, in
-    the order it ran."""
+    """Every open-loop phase as it ran (the search's steps unless `search` is off), by its rate."""
     opened = results.get("open_loop") or {}
     steps, named = (get(opened, "search", "steps") or []) if search else [], []
     for f in filter(None, [opened.get("batch"), *steps, opened.get("single")]):

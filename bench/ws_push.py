@@ -382,9 +382,8 @@ class PushRun:
         }  # fmt: skip
 
     async def phase(self, *, load: bool) -> dict[str, Any]:
-        """The probe for a phase (`load`: beside the open-loop sender's peak write load on the
-        same season), with the messages, the sockets the server closed (a slow reader's, 4408),
-        the harness's loop lag, and the CPU and load average while it posted."""
+        """The probe for a phase (`load`: beside the peak write load), the messages, the sockets
+        the server closed (a slow reader's, 4408), the harness's loop lag, CPU and load average."""
         options, listener, target = self.options, self.listener, self.target
         began, messages_before = time.monotonic(), Counter(listener.by_type)
         closed_before, load_before = listener.closed, os.getloadavg()[0]
