@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import math
 import random
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlparse
@@ -36,11 +34,6 @@ STOP_WAIT_SECONDS = 15.0
 POLL_SECONDS = 0.01
 POLL_SHARE_OF_AGE = 0.1
 LOST_AFTER_SECONDS = 30.0
-
-
-def slots(first: float, interval: float, end: float = math.inf) -> Iterator[float]:
-    """A slot (time.monotonic()) every `interval` seconds from `first` until `end`."""
-    return itertools.takewhile(lambda due: due < end, itertools.count(first, interval))
 
 
 class _Answer:
@@ -213,7 +206,7 @@ class OpenLoopSender:
         mine: set[asyncio.Task[None]] = set()
         sent = 0
         # Senders are spread over the interval, as independent game servers would be.
-        for slot in slots(self.origin + interval * index / load.senders, interval):
+        for slot in itertools.count(self.origin + interval * index / load.senders, interval):
             if (delay := slot - time.monotonic()) > 0:
                 await asyncio.sleep(delay)
             self.offered += 1
