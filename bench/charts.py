@@ -76,8 +76,8 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
             series = figures.get("per_second") or []
             rate_ax.plot([s for s, _ in series], [n for _, n in series], label=mode, marker=".")
             samples = (figures.get("freshness") or {}).get("series") or []
-            times, freshness = [t for t, _ in samples], [ms for _, ms in samples]
-            fresh_ax.scatter(times, freshness, s=6, label=mode, alpha=0.6)
+            fresh_ax.scatter([t for t, _ in samples], [ms for _, ms in samples], s=6, label=mode,
+                             alpha=0.6)  # fmt: skip
         rate_ax.axhline(6000, color="grey", linestyle="--", linewidth=1, label="target (batches)")
         rate_ax.set_ylabel("accepted results / s")
         _finish(rate_ax, "Accepted results per second (counted in PostgreSQL)", 8)
@@ -88,11 +88,8 @@ def charts_write(results: dict[str, Any], out: Path) -> list[Path]:
         _finish(fresh_ax, "Time from the 201 to the new total in Redis (probe)", 8)
         save(fig, f"Ingest - {title}", "ingest.png")
 
-    bars = [
-        (f"{name} ({SERVERS[server]})", f.get("requests_per_s", 0), f.get("ratio_to_ceiling"))
-        for server, endpoints in http.items()
-        for name, f in endpoints.items()
-    ]
+    bars = [(f"{name} ({SERVERS[server]})", f.get("requests_per_s", 0), f.get("ratio_to_ceiling"))
+            for server, endpoints in http.items() for name, f in endpoints.items()]  # fmt: skip
     if bars:
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(bars) + 1.5))
         ax.barh([b[0] for b in bars], [b[1] for b in bars], color="tab:blue")

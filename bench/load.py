@@ -278,8 +278,7 @@ def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str
     dimensions = len(season.board.segment_dimensions)
     if not dimensions or not size:
         return None
-    keys = store.season_keys(season.pk)
-    names = store.segment_names(season.pk)
+    keys, names = store.season_keys(season.pk), store.segment_names(season.pk)
     clans = sum(name.startswith("clan:") for name in names)
     sets = sum(int(client.memory_usage(f"{keys.standings}:{n}", samples=0) or 0) for n in names)
     sets += int(client.memory_usage(f"{keys.standings}:clans", samples=0) or 0)

@@ -114,9 +114,10 @@ def _top_statements(conn: psycopg.Connection[Any], before: Statements, after: St
     for total_ms, calls, key in top:
         text = re.sub(r"\s+", " ", texts.get(key, "?")).strip()
         query = text if len(text) <= QUERY_CHARS else text[: QUERY_CHARS - 1] + "…"
-        statement = {"query": query, "calls": calls, "calls_per_result": _per(calls, results, 4)}
-        statement |= {"mean_ms": round(total_ms / calls, 3), "total_ms": round(total_ms, 1)}
-        statements.append(statement)
+        statements.append({
+            "query": query, "calls": calls, "calls_per_result": _per(calls, results, 4),
+            "mean_ms": round(total_ms / calls, 3), "total_ms": round(total_ms, 1),
+        })  # fmt: skip
     return statements
 
 

@@ -79,10 +79,8 @@ def _frame(frame: str) -> tuple[str, str]:
 def profile_summary(raw: Path) -> dict[str, Any]:
     """Shares of the samples: by package of the innermost frame (self time), the hottest
     innermost frames, and the project's own functions by inclusive time."""
+    by_package, self_frames, app_inclusive = Counter[str](), Counter[str](), Counter[str]()
     total = 0
-    by_package: Counter[str] = Counter()
-    self_frames: Counter[str] = Counter()
-    app_inclusive: Counter[str] = Counter()
     for line in raw.read_text(errors="replace").splitlines():
         stack, _, count_text = line.rpartition(" ")
         frames = [f for f in stack.split(";") if " (" in f]

@@ -257,18 +257,15 @@ def _cpu_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
 
 
 def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) -> str:
-    h = "#" * heading_level
+    h, players = "#" * heading_level, results["players"]
     c, m = results.get("config") or {}, results.get("machine") or {}
     git, pg = m.get("git") or {}, m.get("postgresql") or {}
     commit = (git.get("commit") or "unknown")[:10]
     commit += " (uncommitted changes)" if git.get("dirty") else ""
     settings = pg.get("settings") or {}
     quoted = ", ".join(f"{k} {settings[k]}" for k in QUOTED_SETTINGS.split() if k in settings)
-    title = (
-        f"Benchmark: {results['players']:,} players ({results.get('mode')} run {results['run']})"
-    )
     lines = _section(
-        h[1:], title,
+        h[1:], f"Benchmark: {players:,} players ({results.get('mode')} run {results['run']})",
         f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
         f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
         f"{get(m, 'redis', 'version')}, PostgreSQL {pg.get('server_version')}, "
@@ -290,8 +287,8 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     )  # fmt: skip
     noise = results.get("noise") or {}
     for shown, note in (
-        (results["players"] < TARGET_PLAYERS, f"The targets are set at {TARGET_PLAYERS:,} players; "
-         f"at {results['players']:,} the verdicts below are indicative only."),
+        (players < TARGET_PLAYERS, f"The targets are set at {TARGET_PLAYERS:,} players; at "
+         f"{players:,} the verdicts below are indicative only."),
         (noise.get("other_cores_mean", 0) > NOISY_CORES, "**Noisy machine**: processes outside "
          f"the benchmark used {noise.get('other_cores_mean', 0):.2f} cores on average during the "
          f"measured phases (up to {noise.get('other_cores_max', 0):.2f}); the figures are lower "
