@@ -31,7 +31,7 @@ from matches.models import (
 from seasons.models import Board, Season, SeasonState
 from seasons.services import season_create
 
-from .core import BenchError
+from .core import BenchError, Figures
 from .environment import QUEUE, BenchEnvironment, connect
 from .scores import LOADED_POINTS_MU, LOADED_POINTS_SIGMA, MAX_LOADED_POINTS
 from .segments import CLAN_MEMBERS, COUNTRIES, PLATFORMS
@@ -184,9 +184,7 @@ _DRAWN = f"""WITH drawn AS MATERIALIZED (
 ), results AS ({{}}) """
 
 
-def season_load(
-    *, env: BenchEnvironment, season: Season, players: int, seed: int
-) -> dict[str, Any]:
+def season_load(*, env: BenchEnvironment, season: Season, players: int, seed: int) -> Figures:
     """N players, one match result each, and their totals, generated inside PostgreSQL
     (bench/README.md, "What a run does", 1); nothing in the mirror's outbox: the rebuild follows."""
     now = timezone.now()

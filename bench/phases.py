@@ -196,12 +196,11 @@ def _open_loop(bench: Bench, server: WebServer, cpu: dict[str, int]) -> None:
     if "batch" in opened:
         upwards = sustained(opened["batch"])
         steps = options.search_steps
-        ladder = search_ladder(options.open_rate, upwards, SEARCH_UP, SEARCH_DOWN, steps)
         search = opened["search"] = {
             "direction": "up" if upwards else "down", "seconds": options.search_seconds,
             "highest_sustained_rate": options.open_rate if upwards else 0, "steps": [],
         }  # fmt: skip
-        for rate in ladder:
+        for rate in search_ladder(options.open_rate, upwards, SEARCH_UP, SEARCH_DOWN, steps):
             figures = None
             with bench.phases.phase(f"rate search: {rate:,.0f}/s"):
                 figures = measure(rate, OPEN_BATCH, options.search_seconds)
