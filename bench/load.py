@@ -272,7 +272,7 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
 
 def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:
     """The season's segment sets (the clans' among them), clan board and players' values (MEMORY
-    USAGE, every element): in all, a player, and a dimension a player (the clans one dimension)."""
+    USAGE, every element): bytes in all, a player and a dimension a player (clans count as one)."""
     dimensions = len(season.board.segment_dimensions)
     if not dimensions or not size:
         return None

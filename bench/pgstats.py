@@ -63,7 +63,7 @@ def results_by_second(cur: Any, where: str, params: dict[str, Any]) -> list[tupl
 
 def pg_snapshot(conn: psycopg.Connection[Any]) -> dict[str, Any]:
     """The counters a phase's figures are the difference of: the database's, the WAL's, the
-    checkpoints, each table's autovacuums, each statement's calls and time (None: no extension)."""
+    checkpoints, each table's autovacuums and autoanalyzes, each statement's calls and time."""
     database = f"SELECT {', '.join(_DATABASE_COUNTERS)} FROM pg_stat_database"
     row = conn.execute(f"{database} WHERE datname = current_database()").fetchone()
     snapshot: dict[str, Any] = dict(zip(_DATABASE_COUNTERS, map(float, row), strict=True))
