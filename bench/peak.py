@@ -14,13 +14,22 @@ from collections.abc import Callable
 from typing import Any
 
 from scripts.processes import CeleryWorker, WebServer
+from scripts.receiver import Receiver
 
 from .core import get, ms, n, say, search_ladder, table
 from .environment import PUBLIC_RATE_NEVER_REACHED, Bench
 from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, openloop_measure
 from .loaders import h2load_open_loop
 from .openloop import OfferedLoad
-from .ws_push import LOST_AFTER_SECONDS, Listener, MirrorWatch, Probe, open_files_allow
+from .ws_push import (
+    LOST_AFTER_SECONDS,
+    Listener,
+    MirrorWatch,
+    Probe,
+    open_files_allow,
+    webhooks_figures,
+    webhooks_register,
+)
 
 # A player page's reads, by share of the requests (rank and around-me for the player, the top
 # 100 beside them, the HTML page itself now and then).
@@ -40,26 +49,37 @@ SOCKETS_OPEN_SECONDS = 300
 
 def peak_phase(bench: Bench) -> None:
     """Its own web server (production settings, sockets per address unlimited: every socket
-    comes from here) and Celery worker, the sockets open for every step of the search."""
+    comes from here), Celery worker and webhooks worker with two endpoints registered for every
+    event, one of them down (ws_push's), the sockets open for every step of the search."""
     options, env, phase = bench.options, bench.env, bench.phases.phase
     results: dict[str, Any] = {}
     with phase("peak at once: servers"):
         # One address opens every socket and asks for every page: as for the API's reads, the
-        # limits per address are on at a rate never reached.
+        # limits per address are on at a rate never reached. The receiver is on 127.0.0.1.
         variables, log = env.process_env() | {
             "LIVE_SOCKETS_PER_ADDRESS": "0", "THROTTLE_PAGES_RATE": PUBLIC_RATE_NEVER_REACHED,
+            "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
         }, bench.log_dir  # fmt: skip
+        receiver = Receiver().start()
+        bench.processes.callback(receiver.stop)
+        webhooks_register(receiver, none=False)
         web = WebServer(env=variables, log=log / "web-peak.log", workers=options.web_workers)
         worker = CeleryWorker(env=variables, log=log / "celery-peak.log",
                               concurrency=options.worker_concurrency)  # fmt: skip
-        bench.processes.enter_context(worker.start())
-        bench.processes.enter_context(web.start())
+        hooks = CeleryWorker(env=variables, log=log / "webhooks-peak.log", queues="webhooks",
+                             concurrency=1)  # fmt: skip
+        for server in (worker, hooks, web):
+            bench.processes.enter_context(server.start())
         bench.results["peak"] = results
     if "peak" not in bench.results:  # the servers did not start (the phase says why)
         return
-    with phase("peak at once"), web, worker:
-        cpu = {"web": web.pid, "worker": worker.pid, **bench.database_part}
-        asyncio.run(_search(bench, web, cpu, results))
+    with phase("peak at once"), web, worker, hooks:
+        cpu = {"web": web.pid, "worker": worker.pid, "webhooks": hooks.pid,
+               **bench.database_part}  # fmt: skip
+        try:
+            asyncio.run(_search(bench, web, cpu, results))
+        finally:
+            results["webhooks"] = webhooks_figures(receiver)
 
 
 async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: dict) -> None:
@@ -205,6 +225,11 @@ def peak_section(results: dict[str, Any], h: str) -> list[str]:
         f"{READS_ANSWERED_SHARE:.0%} answered, every result accepted, nothing lost (lost: a "
         f"probe result never shown, or a push later than {n(LOST_AFTER_SECONDS)} s)."
     )
+    if hooks := peak.get("webhooks"):
+        told = ", ".join(f"{k} {n(v)}" for k, v in sorted(hooks["events_by_type"].items()))
+        fate = ", ".join(f"{k} {n(v)}" for k, v in sorted(hooks["deliveries"].items()))
+        intro += (f" Webhooks all along: {hooks['endpoints']} endpoints for every event, one of "
+                  f"them down; events {told or 'none'}; deliveries {fate or 'none'}.")  # fmt: skip
     header = ("Reads offered/s | answered/s | read p99 | p99.9 | results/s | freshness p99 | "
               "push p99 | lost | verdict")  # fmt: skip
     return [f"{h}# The peak at once", "", intro, "", *table(header, "rrrrrrrrl", rows), ""]

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Min, Q
@@ -20,6 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
+from config.building_blocks.caching import RecentAnswers
 from matches.models import Clan, PendingPlayerRefresh, PendingStanding, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
@@ -48,26 +50,11 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
     """
     if not changes:
         return 0
-    live_seasons = {
-        season.pk: season
-        for season in Season.objects.filter(pk__in={c.season_id for c in changes})
-        .exclude(state=SeasonState.CLOSED)
-        .select_related("board")
-        .only(
-            "slug",
-            "shards",
-            "board__slug",
-            "board__segment_dimensions",
-            "board__score_operator",
-            "board__sort_order",
-            "board__rank_thresholds",
-        )
-    }
+    live_seasons, clans_exist = _live_seasons({c.season_id for c in changes})
     live_changes = [c for c in changes if c.season_id in live_seasons]
     # Players' segment values and clan are read from PostgreSQL only for those Redis does not
     # hold yet (their first standing in the season): a change of them reaches Redis through
     # the refresh it owes (player_standings_refresh), never through the mirror.
-    clans_exist = Clan.objects.exists()
     placed = {
         season_id: bool(season.board.segment_dimensions) or clans_exist
         for season_id, season in live_seasons.items()
@@ -134,6 +121,35 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
             [sorted(c.pending_id for c in changes)],
         )
     return mirrored.written
+
+
+# Which seasons are still open, and whether any clan exists, asked on every call in one
+# statement; the seasons' settings (their boards' rules, dimensions and thresholds) are reused for
+# LEADERBOARD_SEASON_CACHE_SECONDS, as the write path reuses its boards. Building the two ORM
+# queries this replaces was a third of the mirror's CPU at 6,000 results/s.
+_LIVE_SQL = (
+    f"SELECT ARRAY(SELECT id FROM {Season._meta.db_table} WHERE id = ANY(%s) AND state <> %s), "
+    f"EXISTS (SELECT 1 FROM {Clan._meta.db_table})"
+)
+_season_settings: RecentAnswers[Season | None] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1024
+)
+
+
+def _live_seasons(season_ids: set[int]) -> tuple[dict[int, Season], bool]:
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE_SQL, [sorted(season_ids), SeasonState.CLOSED])
+        open_ids, clans_exist = cursor.fetchone()
+    seasons = {
+        pk: _season_settings.get_or_build(pk, lambda pk=pk: _season_read(pk)) for pk in open_ids
+    }
+    return {pk: season for pk, season in seasons.items() if season is not None}, clans_exist
+
+
+def _season_read(pk: int) -> Season | None:
+    fields = ("slug", "shards", "board__slug", "board__segment_dimensions",
+              "board__score_operator", "board__sort_order", "board__rank_thresholds")  # fmt: skip
+    return Season.objects.select_related("board").only(*fields).filter(pk=pk).first()
 
 
 def _entries_by_season(

@@ -288,6 +288,34 @@ def test_standings_of_a_closed_season_are_not_written(
     assert PendingStanding.objects.count() == 0
 
 
+def test_a_season_closed_after_the_mirror_cached_its_settings_is_not_written(
+    server, season, settings, django_capture_on_commit_callbacks
+):
+    # given: the mirror reuses a season's settings for a while, and has them from a first write
+    settings.LEADERBOARD_SEASON_CACHE_SECONDS = 60
+    services._season_settings.clear()
+    server.post("/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json")
+    services.totals_mirror_pending(older_than=timedelta(0))
+    first = store.scores_of(season.id, ["p1"])
+    assert first != [None]
+    with django_capture_on_commit_callbacks(execute=False) as mirror:
+        server.post(
+            "/api/v1/scores", {"player_id": "p1", "points": 7, "match_id": "m2"}, format="json"
+        )
+
+    # when: the season closes before that result is mirrored
+    season.state = "closed"
+    season.closed_at = timezone.now()
+    season.save(update_fields=["state", "closed_at"])
+    for callback in mirror:
+        callback()
+
+    # then: whether a season is open is asked on every call, never taken from the cache
+    assert store.scores_of(season.id, ["p1"]) == first
+    assert PendingStanding.objects.count() == 0
+    services._season_settings.clear()
+
+
 def test_the_mirror_and_bans_work_after_redis_forgot_its_scripts(season):
     store.write_standings([store.StandingWrite(season.id, "a", 5 * 2**24, False)])
     store.client().script_flush()
