@@ -16,20 +16,12 @@ from typing import Any
 from scripts.processes import CeleryWorker, WebServer
 from scripts.receiver import Receiver
 
+from . import ws_push
 from .core import get, ms, n, say, search_ladder, table
 from .environment import PUBLIC_RATE_NEVER_REACHED, Bench
 from .ingest import SUSTAINED_FRESHNESS_P99_MS, SUSTAINED_SHARE, openloop_measure
 from .loaders import h2load_open_loop
 from .openloop import OfferedLoad
-from .ws_push import (
-    LOST_AFTER_SECONDS,
-    Listener,
-    MirrorWatch,
-    Probe,
-    open_files_allow,
-    webhooks_figures,
-    webhooks_register,
-)
 
 # A player page's reads, by share of the requests (rank and around-me for the player, the top
 # 100 beside them, the HTML page itself now and then).
@@ -62,7 +54,7 @@ def peak_phase(bench: Bench) -> None:
         }, bench.log_dir  # fmt: skip
         receiver = Receiver().start()
         bench.processes.callback(receiver.stop)
-        webhooks_register(receiver, none=False)
+        ws_push.webhooks_register(receiver, none=False)
         web = WebServer(env=variables, log=log / "web-peak.log", workers=options.web_workers)
         worker = CeleryWorker(env=variables, log=log / "celery-peak.log",
                               concurrency=options.worker_concurrency)  # fmt: skip
@@ -79,17 +71,17 @@ def peak_phase(bench: Bench) -> None:
         try:
             asyncio.run(_search(bench, web, cpu, results))
         finally:
-            results["webhooks"] = webhooks_figures(receiver)
+            results["webhooks"] = ws_push.webhooks_figures(receiver)
 
 
 async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: dict) -> None:
     options, season = bench.options, bench.season
     load_players = options.players - options.probe_players
     sockets = min(options.peak_sockets, load_players // 2)
-    open_files_allow(sockets)
+    ws_push.open_files_allow(sockets)
     # The sockets follow the last of the load's players, which the load then leaves alone.
     followed = [f"p{i}" for i in range(load_players - sockets, load_players)]
-    listener, opening = Listener(), time.monotonic()
+    listener, opening = ws_push.Listener(), time.monotonic()
     await listener.open(web.base_url, followed, board=season.board.slug)
     while listener.snapshots < sockets and time.monotonic() - opening < SOCKETS_OPEN_SECONDS:
         await asyncio.sleep(0.1)
@@ -121,15 +113,15 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
 
 
 def _step(
-    bench: Bench, web: WebServer, cpu: dict[str, int], listener: Listener,
+    bench: Bench, web: WebServer, cpu: dict[str, int], listener: ws_push.Listener,
     rotation: itertools.cycle[str], *, sockets: int, read_rate: float,
 ) -> dict[str, Any]:  # fmt: skip
     """One rate of reads beside the writes and the push probe, then every ingest phase's checks."""
     options, season = bench.options, bench.season
     say(f"peak: {read_rate:,.0f} reads/s, {options.open_rate:,.0f} results/s, {sockets} sockets")
     reads: dict[str, Any] = {}
-    with MirrorWatch(season.pk) as mirror:
-        push = Probe(OfferedLoad(
+    with ws_push.MirrorWatch(season.pk) as mirror:
+        push = ws_push.Probe(OfferedLoad(
             web.base_url, bench.api_key, season.board.slug, season.slug, options.peak_push_rate,
             1, sockets, f"probe-push-{uuid.uuid4().hex[:8]}", senders=1,
         ), rotation, mirror).start()  # fmt: skip
@@ -150,7 +142,7 @@ def _step(
             bench, web, cpu, rate=options.open_rate, batch=BATCH, seconds=options.peak_seconds,
             spare=sockets, during=during,
         )  # fmt: skip
-        time.sleep(LOST_AFTER_SECONDS + 1)  # until the last push is due
+        time.sleep(ws_push.LOST_AFTER_SECONDS + 1)  # until the last push is due
     pushes = push.pushes(listener)
     verdicts = {
         "writes_accepted": (writes["accepted_share"] or 0.0) >= SUSTAINED_SHARE,
@@ -223,7 +215,7 @@ def peak_section(results: dict[str, Any], h: str) -> list[str]:
         f"**{n(peak.get('highest_read_rate_met'))} reads/s** (goal {n(READ_GOAL)}). Targets: "
         f"freshness and push p99 under 1 s, read p99 under {n(READ_P99_MS)} ms with "
         f"{READS_ANSWERED_SHARE:.0%} answered, every result accepted, nothing lost (lost: a "
-        f"probe result never shown, or a push later than {n(LOST_AFTER_SECONDS)} s)."
+        f"probe result never shown, or a push later than {n(ws_push.LOST_AFTER_SECONDS)} s)."
     )
     if hooks := peak.get("webhooks"):
         told = ", ".join(f"{k} {n(v)}" for k, v in sorted(hooks["events_by_type"].items()))
