@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sortedcontainers import SortedList
+
 from seasons.models import Season
 from seasons.reward_tiers import RewardTier, tier_edges, tier_for_rank
 
@@ -38,27 +40,79 @@ def moves_note(sockets: SeasonSockets, moves: list[Move]) -> None:
         del sockets.moves_pending[:-MAX_PENDING_MOVES]
 
 
+# A move from no standing starts below every followed player.
+_BOTTOM = (float("-inf"), "")
+
+
 def passes_find(sockets: SeasonSockets) -> list[str]:
     """Turn the moves since the last tick into who passed each followed player (kept until the
-    player is told); returns the followed players passed."""
+    player is told); returns the followed players passed.
+
+    A move is the stretch its mover crossed, from (before, mover) to (after, mover): a followed
+    player strictly inside it was passed. One sweep up the followed players, keeping the moves
+    begun below and not yet ended by where they end, gives each passed player their nearest
+    passers at once. So a tick costs O((moves + followed players passed) x log moves), however
+    many players each move passes: at 10 million players a move of a few dozen points passes
+    about 200 of 5,000 followed players, and a loop over each pass (1.2 million a second at
+    6,000 results a second) took a web process more than half a core."""
     moves, sockets.moves_pending = sockets.moves_pending, []
-    if not moves or not sockets.player_followers:
-        return []
     followed = sockets.followed_in_order
+    if not moves or not sockets.player_followers or not followed:
+        return []
+    stretches = sorted(
+        (_BOTTOM if before is None else (before, mover), (after, mover))
+        for mover, before, after in moves
+        if before is None or before < after
+    )
+    begun = SortedList()  # (composite after, mover) of the moves begun below
     passed: list[str] = []
-    for mover, before, after in moves:
-        low = 0 if before is None else followed.bisect_right((before, mover))
-        high = followed.bisect_left((after, mover))
-        for _, player_id in followed[low:high]:
-            if player_id != mover:
-                passers = sockets.passed_by.setdefault(player_id, {})
-                passers[mover] = after
-                if len(passers) > MAX_PASSERS_KEPT:
-                    # Only the nearest are ever named: keep those.
-                    nearest = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
-                    sockets.passed_by[player_id] = {m: passers[m] for m in nearest}
-                passed.append(player_id)
-    return list(dict.fromkeys(passed))
+    next_move = changes = 0
+    nearest, nearest_at = {}, -1  # the nearest begun moves, as of `changes` == nearest_at
+    position = followed.bisect_right(stretches[0][0]) if stretches else len(followed)
+    while position < len(followed):
+        key = followed[position]
+        while next_move < len(stretches) and stretches[next_move][0] < key:
+            begun.add(stretches[next_move][1])
+            next_move, changes = next_move + 1, changes + 1
+        while begun and begun[0] <= key:
+            begun.pop(0)  # ended at or below this player: below every later one too
+            changes += 1
+        if not begun:
+            if next_move == len(stretches):
+                break
+            position = followed.bisect_right(stretches[next_move][0])  # to the next move's start
+            continue
+        if nearest_at != changes:  # most players in a row share their nearest passers
+            nearest, nearest_at = {}, changes
+            for after, mover in begun.islice(0, 2 * OVERTAKEN_BY + 1):
+                nearest[mover] = max(after, nearest.get(mover, after))
+        if _passers_note(sockets, key[1], nearest):
+            passed.append(key[1])
+        position += 1
+    return passed
+
+
+def _passers_note(sockets: SeasonSockets, player_id: str, nearest: dict[str, int]) -> bool:
+    """Keep `nearest` (passer -> composite after) as passers of `player_id`, but the player's
+    own move; False when that is the only one."""
+    passers = sockets.passed_by.get(player_id)
+    if passers is None:
+        passers = dict(nearest)
+        passers.pop(player_id, None)
+        if not passers:
+            return False
+        sockets.passed_by[player_id] = passers
+        return True
+    if nearest.keys() == {player_id}:
+        return False
+    for mover, after in nearest.items():
+        if mover != player_id and passers.get(mover, after) <= after:
+            passers[mover] = after
+    if len(passers) > MAX_PASSERS_KEPT:
+        # Only the nearest are ever named: keep those.
+        kept = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
+        sockets.passed_by[player_id] = {m: passers[m] for m in kept}
+    return True
 
 
 def passers_to_read(sockets: SeasonSockets) -> list[str]:

@@ -1,0 +1,79 @@
+"""Who passed whom between two ticks (leaderboards/live/rank_events.py::passes_find), against
+the definition itself: a followed player was passed by every other player whose move started
+below them and ended above them, and a message names the nearest of those."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leaderboards.live import rank_events
+from leaderboards.live.season_sockets import SeasonSockets
+from seasons.models import Season
+
+PLAYERS = [f"p{i}" for i in range(12)]
+composites = st.integers(min_value=0, max_value=30)
+
+
+def _sockets(followed: dict[str, int], moves: list[tuple[str, int | None, int]]) -> SeasonSockets:
+    sockets = SeasonSockets(season=Season(pk=1, slug="s1"))
+    for player_id, composite in followed.items():
+        sockets.player_followers[player_id] = set()
+        sockets.standing_tell(player_id, (1, composite))
+    sockets.moves_pending = list(moves)
+    return sockets
+
+
+def _passers(followed: dict[str, int], moves: list[tuple[str, int | None, int]]) -> dict:
+    """Each followed player's passers, by the lowest end of the moves that passed them."""
+    passed: dict[str, dict[str, int]] = {}
+    for player_id, composite in followed.items():
+        for mover, before, after in moves:
+            start = (float("-inf"), "") if before is None else (before, mover)
+            if mover != player_id and start < (composite, player_id) < (after, mover):
+                mine = passed.setdefault(player_id, {})
+                mine[mover] = min(mine.get(mover, after), after)
+    return passed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    followed=st.dictionaries(st.sampled_from(PLAYERS), composites, max_size=8),
+    moves=st.lists(
+        st.tuples(st.sampled_from(PLAYERS), st.none() | composites, composites), max_size=14
+    ).filter(lambda moves: all(sum(m[0] == p for m in moves) <= 2 for p in PLAYERS)),
+)
+def test_passes_are_every_pass_and_the_nearest_passers_are_kept(followed, moves):
+    expected = _passers(followed, moves)
+    sockets = _sockets(followed, moves)
+
+    passed = rank_events.passes_find(sockets)
+
+    assert sorted(passed) == sorted(expected)
+    assert len(passed) == len(set(passed))
+    for player_id, passers in expected.items():
+        kept = sockets.passed_by[player_id]
+        assert set(kept) <= set(passers), "only players who passed are kept"
+        nearest = min(passers, key=lambda mover: (passers[mover], mover))
+        assert nearest in kept
+        # Each mover moves at most twice here: the nearest 5 distinct passers are all kept.
+        assert len(kept) >= min(rank_events.OVERTAKEN_BY, len(passers))
+    assert set(sockets.passed_by) == set(expected)
+    assert sockets.moves_pending == []
+
+
+def test_a_move_that_passes_thousands_costs_one_entry_per_player_passed():
+    followed = {f"f{i}": 10 * i for i in range(5000)}
+    moves = [(f"m{i}", -1, 50_000 + i) for i in range(600)]  # each passes every followed player
+    sockets = _sockets(followed, moves)
+
+    passed = rank_events.passes_find(sockets)
+
+    assert len(passed) == 5000
+    # The nearest passers of the lowest followed player above every start are the lowest ends.
+    assert sorted(sockets.passed_by["f100"], key=sockets.passed_by["f100"].get)[:3] == [
+        "m0",
+        "m1",
+        "m2",
+    ]
+    assert all(len(kept) <= 2 * rank_events.OVERTAKEN_BY + 1 for kept in sockets.passed_by.values())
