@@ -72,7 +72,11 @@ async def players_deliver(sockets: SeasonSockets, reading: TickReading) -> None:
     passed: list[tuple[float, str]] = []
     for player_id, standing in reading.standings.items():
         # Tuples compare in C: the whole loop stays cheap at ten thousand players.
-        if player_id not in standings_told or standings_told[player_id] == standing:
+        if player_id not in standings_told:
+            continue
+        if standings_told[player_id] == standing:
+            # Passed and passed back: nothing to tell, and no reason to read them again.
+            sockets.passed_by.pop(player_id, None)
             continue
         told = standings_told[player_id]
         # Only the rank moved: the composite (the player's own score) is the same.

@@ -12,6 +12,9 @@ thresholds and tiers follow from the standing told before and the one told now.
 
 from __future__ import annotations
 
+import heapq
+import math
+from collections.abc import Iterable
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -115,14 +118,27 @@ def _passers_note(sockets: SeasonSockets, player_id: str, nearest: dict[str, int
     return True
 
 
-def passers_to_read(sockets: SeasonSockets) -> list[str]:
-    """The passers worth reading for each followed player not told yet: the nearest above them
-    (the lowest composites after the pass), a few more than a message names, since some may
-    have been passed back since."""
+def passed_to_read(sockets: SeasonSockets, size: int) -> list[str]:
+    """The followed players with passes not told yet that a tick reads: as many as the budget
+    could tell (`size`), those told longest ago first, the order the budget tells them in. The
+    others keep their passes for a later tick: at peak nearly every followed player is passed at
+    every tick, and reading them all (thousands a tick) to tell a hundred was the ticker's
+    largest cost."""
+    pending = sockets.passed_by
+    if len(pending) <= size:
+        return list(pending)
+    told_at = sockets.player_told_at
+    return heapq.nsmallest(size, pending, key=lambda player: told_at.get(player, -math.inf))
+
+
+def passers_to_read(sockets: SeasonSockets, players: Iterable[str]) -> list[str]:
+    """The passers worth reading for each of `players` not told of their passes yet: the nearest
+    above them (the lowest composites after the pass), a few more than a message names, since
+    some may have been passed back since."""
     wanted: list[str] = []
-    for passers in sockets.passed_by.values():
-        nearest = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
-        wanted.extend(nearest)
+    for player_id in players:
+        if passers := sockets.passed_by.get(player_id):
+            wanted.extend(sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY])
     return list(dict.fromkeys(wanted))
 
 

@@ -334,16 +334,17 @@ class Ticker:
             # they were passed: the read grows with the budget, not with the sockets.
             named, sockets.players_named = sockets.players_named, set()
             every_player, sockets.every_player_named = sockets.every_player_named, False
-            # The followed players the moves since the last tick passed: read now, with the
-            # nearest of those who passed them.
-            passed = rank_events.passes_find(sockets)
+            # Who the moves since the last tick passed; as many of the passed players as the
+            # budget could tell are read, with the nearest of those who passed them.
+            rank_events.passes_find(sockets)
             if every_player:
                 checked = [*sockets.player_followers, *sockets.friend_views]
             else:
+                tellable = int(sockets.budget.available())
                 checked = [
                     *named,
-                    *passed,
-                    *sockets.players_to_check(int(sockets.budget.available())),
+                    *rank_events.passed_to_read(sockets, tellable),
+                    *sockets.players_to_check(tellable),
                 ]
         player_ids = list(dict.fromkeys([*checked, *wanted]))
         tops = [*sockets.top_followers, *(sub.top for sub in newcomers)]
@@ -363,7 +364,7 @@ class Ticker:
                 player_ids=player_ids,
                 arounds=arounds,
                 segment=sockets.segment,
-                named=rank_events.passers_to_read(sockets) if read_changes else None,
+                named=rank_events.passers_to_read(sockets, checked) if read_changes else None,
                 rules=rules_due,
             )
         except BaseException:

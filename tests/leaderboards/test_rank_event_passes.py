@@ -77,3 +77,16 @@ def test_a_move_that_passes_thousands_costs_one_entry_per_player_passed():
         "m2",
     ]
     assert all(len(kept) <= 2 * rank_events.OVERTAKEN_BY + 1 for kept in sockets.passed_by.values())
+
+
+def test_a_tick_reads_as_many_passed_players_as_the_budget_can_tell_the_longest_waiting_first():
+    sockets = _sockets({}, [])
+    sockets.passed_by = {p: {"climber": 99} for p in ("a", "b", "c", "d")}
+    sockets.player_told_at = {"a": 30.0, "b": 10.0, "c": 20.0}  # "d" never told
+
+    assert rank_events.passed_to_read(sockets, 2) == ["d", "b"]
+    assert sorted(rank_events.passed_to_read(sockets, 10)) == ["a", "b", "c", "d"]
+    assert rank_events.passed_to_read(sockets, 0) == []
+    # Only the players read have their passers read.
+    assert rank_events.passers_to_read(sockets, ["b"]) == ["climber"]
+    assert rank_events.passers_to_read(sockets, ["nobody"]) == []
