@@ -270,19 +270,25 @@ def test_an_unban_puts_the_player_back_as_postgresql_has_them(post_scores, seaso
     assert store.scores_of(season.id, ["p1"]) == [expected_composite(PlayerTotal.objects.get())]
 
 
-def test_standings_of_a_closed_season_are_not_written(
-    server, season, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=False) as mirror:
+def _posted_then_closed_before_mirrored(server, season, capture, points: int, match_id: str):
+    """Post a result, close its season, then run the mirror the post queued."""
+    with capture(execute=False) as mirror:
         server.post(
-            "/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json"
+            "/api/v1/scores",
+            {"player_id": "p1", "points": points, "match_id": match_id},
+            format="json",
         )
     season.state = "closed"
     season.closed_at = timezone.now()
     season.save(update_fields=["state", "closed_at"])
-
     for callback in mirror:
         callback()
+
+
+def test_standings_of_a_closed_season_are_not_written(
+    server, season, django_capture_on_commit_callbacks
+):
+    _posted_then_closed_before_mirrored(server, season, django_capture_on_commit_callbacks, 5, "m1")
 
     assert not store.standings_exist(season.id)
     assert PendingStanding.objects.count() == 0
@@ -298,17 +304,9 @@ def test_a_season_closed_after_the_mirror_cached_its_settings_is_not_written(
     services.totals_mirror_pending(older_than=timedelta(0))
     first = store.scores_of(season.id, ["p1"])
     assert first != [None]
-    with django_capture_on_commit_callbacks(execute=False) as mirror:
-        server.post(
-            "/api/v1/scores", {"player_id": "p1", "points": 7, "match_id": "m2"}, format="json"
-        )
 
-    # when: the season closes before that result is mirrored
-    season.state = "closed"
-    season.closed_at = timezone.now()
-    season.save(update_fields=["state", "closed_at"])
-    for callback in mirror:
-        callback()
+    # when: a second result's season closes before that result is mirrored
+    _posted_then_closed_before_mirrored(server, season, django_capture_on_commit_callbacks, 7, "m2")
 
     # then: whether a season is open is asked on every call, never taken from the cache
     assert store.scores_of(season.id, ["p1"]) == first
