@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PLAYERS ?= 1000000
-SOCKETS ?= 1000
+SOCKETS ?= 10000
 # Where `make test-valkey` finds its Valkey, or starts one (its own port: 6379 is Redis's).
 VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
@@ -87,8 +87,7 @@ quick: install lint clients-tools
 
 bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
-	$(BIN)/python -m bench.run --players $(PLAYERS)
-	$(BIN)/python -m bench.ws_push --sockets $(SOCKETS)
+	$(BIN)/python -m bench.run --players $(PLAYERS) --peak-sockets $(SOCKETS)
 	$(BIN)/python -m bench.segments --members $(PLAYERS)
 
 # The fault campaign (docs/operations.md, "Fault campaign"): the deployment under load while faults are

@@ -186,8 +186,22 @@ def _check_sections(results: dict) -> None:
         _sane_open_loop(step["writes"], 100)
     met = [step["read_rate"] for step in peak["steps"] if step["met"]]
     assert peak["highest_read_rate_met"] == max(met, default=0)
+    # Before the search: the pushes alone, then beside the writes alone (issue 24's peak).
+    idle, alone = peak["idle"], peak["writes_alone"]
+    assert (idle["read_rate"], idle["write_rate"], idle["reads"]) == (0, 0, {})
+    assert set(idle["verdicts"]) == {"push_p99", "nothing_lost"}
+    assert idle["writes"]["cpu_cores"]["web"] > 0
+    assert idle["pushes"]["pushed"] > 0 and idle["messages"]["by_type"]["player"] > 0
+    assert (alone["read_rate"], alone["write_rate"], alone["reads"]) == (0, 6000, {})
+    assert "read_p99" not in alone["verdicts"] and "freshness" in alone["verdicts"]
+    _sane_open_loop(alone["writes"], 100)
+    for step in (idle, alone):
+        assert step["met"] is all(step["verdicts"].values())
+        assert step["sockets_closed_by_server"] == 0
+    assert peak["web_rss_with_sockets_mib"] > peak["web_rss_before_mib"] > 0
+    assert peak["web_memory_per_socket_kib"] > 0
 
-    assert len(results["targets"]) == 17
+    assert len(results["targets"]) == 20
     names = {t["name"] for t in results["targets"]}
     assert {
         "Rank: throughput vs the bare ASGI app",
@@ -264,6 +278,7 @@ def test_tiny_run_writes_every_section_and_cleans_up(tmp_path, bench_postgres_di
         "## The peak at once",
     ):
         assert heading in summary
+    assert "| pushes alone |" in summary and "| writes, no reads |" in summary
     if importlib.util.find_spec("matplotlib") is not None:
         assert {"latency.png", "ingest.png", "throughput.png"} <= set(results["charts"])
         assert all((tmp_path / name).stat().st_size > 0 for name in results["charts"])
