@@ -69,12 +69,15 @@ end
 -- One segment set of the member: `score` by `rule`, or `exact`, or off it (both false); its
 -- clan's standing follows. Under a rule, a member the write changed holds `score` exactly
 -- (ZADD's CH says whether it did), so a clan's standing needs one read of what it held before,
--- and a write that changed nothing leaves it alone.
-local function segment_write(set, entry, segment, member, rule, score, exact)
+-- and a write that changed nothing leaves it alone. `known`: the write changed the member's
+-- score in `set` from `was` (a score, or false for none), which each of its segment sets held
+-- too (they follow the set exactly), so the clan's standing follows without that read.
+local function segment_write(set, entry, segment, member, rule, score, exact, known, was)
   local key = set .. ':' .. segment[1]
   local clan = segment[2]
-  if rule and not clan then
+  if rule and (known or not clan) then
     redis.call('ZADD', key, rule, score, member)
+    if clan then clan_follow(set, entry, clan, key, was, score, true) end
     return
   end
   local before = clan and redis.call('ZSCORE', key, member)
@@ -95,7 +98,9 @@ local function segment_write(set, entry, segment, member, rule, score, exact)
 end
 -- `rule` and `score`: the write just made to `set` (GT or LT), which the member's segment sets
 -- get too; without them (a correction, a move, a ban) they get what `set` holds now, exactly.
-local function segments_follow(set, values, names, member, entry, rule, score)
+-- `changed` (nil: not known) says whether that write changed the member's score in `set`, from
+-- `was`: one that did not leaves the segment sets as they are, since they hold that score.
+local function segments_follow(set, values, names, member, entry, rule, score, changed, was)
   local held = redis.call('HGET', values, member)
   local current = held
   if entry ~= '' and entry ~= held and (not held or stamp_of(entry) > stamp_of(held)) then
@@ -110,10 +115,11 @@ local function segments_follow(set, values, names, member, entry, rule, score)
     rule = nil
   end
   if not current then return false end
+  if rule and changed == false then return true end
   local exact = false
   if not rule then exact = redis.call('ZSCORE', set, member) end
   for _, segment in ipairs(segment_names(current)) do
-    segment_write(set, current, segment, member, rule, score, exact)
+    segment_write(set, current, segment, member, rule, score, exact, changed, was)
   end
   return true
 end
@@ -124,10 +130,10 @@ local build_segmented = redis.call('EXISTS', KEYS[9]) == 1
 -- An entry "?" is one the caller did not read (the mirror reads PostgreSQL only for members
 -- Redis does not hold yet): the member keeps what it holds. live_follow says whether the member
 -- holds an entry now.
-local function live_follow(member, entry, rule, score)
+local function live_follow(member, entry, rule, score, changed, was)
   if entry == '?' then entry = '' end
   if entry ~= '' or live_segmented then
-    return segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry, rule, score)
+    return segments_follow(KEYS[1], KEYS[8], KEYS[10], member, entry, rule, score, changed, was)
   end
   return false
 end
@@ -215,7 +221,8 @@ for i = 3, #ARGV, 4 do
     local near = edge ~= nil and (edge == false or tonumber(ARGV[i + 1]) >= edge
       or (before and tonumber(before) >= edge))
     local was_at = near and before and redis.call('ZREVRANK', KEYS[1], member)
-    if redis.call('ZADD', KEYS[1], ARGV[1], 'CH', ARGV[i + 1], member) == 1 then
+    local changed = redis.call('ZADD', KEYS[1], ARGV[1], 'CH', ARGV[i + 1], member) == 1
+    if changed then
       moves[#moves + 1] = member
       moves[#moves + 1] = before or ''
       moves[#moves + 1] = ARGV[i + 1]
@@ -238,7 +245,8 @@ for i = 3, #ARGV, 4 do
         edge = edge_score()
       end
     end
-    if not live_follow(member, ARGV[i + 3], ARGV[1], ARGV[i + 1]) and ARGV[i + 3] == '?' then
+    local entry = ARGV[i + 3]
+    if not live_follow(member, entry, ARGV[1], ARGV[i + 1], changed, before) and entry == '?' then
       unplaced[#unplaced + 1] = member
     end
     if rebuilding then
