@@ -35,7 +35,7 @@ READ_MIX = (
     ("page", 5, "/players/{player}/"),
 )
 READ_P99_MS, PUSH_P99_MS, READ_GOAL = 50.0, 1000.0, 6000
-SOCKET_KIB_GOAL = 24.0  # the server's memory per idle socket (issue 25)
+SOCKET_KIB_GOAL = 24.0  # the web processes' memory per idle socket, at most
 # Below this share of the offered reads answered, the server did not keep up.
 READS_ANSWERED_SHARE = 0.99
 UP, DOWN = (8_000, 10_000, 12_000, 16_000, 20_000), (4_000, 3_000, 2_000, 1_000, 500)
@@ -131,7 +131,7 @@ async def _search(bench: Bench, web: WebServer, cpu: dict[str, int], results: di
         return figures
 
     try:
-        # The pushes alone, then beside the writes alone (with the webhooks: issue 24's peak),
+        # The pushes alone, then beside the writes alone (the webhooks registered all along),
         # then the read rate searched.
         say(f"peak: {followers} sockets, the push probe alone")
         results["idle"] = await step(0, writes=False)

@@ -186,7 +186,7 @@ def _check_sections(results: dict) -> None:
         _sane_open_loop(step["writes"], 100)
     met = [step["read_rate"] for step in peak["steps"] if step["met"]]
     assert peak["highest_read_rate_met"] == max(met, default=0)
-    # Before the search: the pushes alone, then beside the writes alone (issue 24's peak).
+    # Before the search: the pushes alone, then beside the writes alone.
     idle, alone = peak["idle"], peak["writes_alone"]
     assert (idle["read_rate"], idle["write_rate"], idle["reads"]) == (0, 0, {})
     assert set(idle["verdicts"]) == {"push_p99", "nothing_lost"}
