@@ -71,27 +71,31 @@ def passes_find(sockets: SeasonSockets) -> list[str]:
     passed: list[str] = []
     next_move = changes = 0
     nearest, nearest_at = {}, -1  # the nearest begun moves, as of `changes` == nearest_at
-    position = followed.bisect_right(stretches[0][0]) if stretches else len(followed)
-    while position < len(followed):
-        key = followed[position]
-        while next_move < len(stretches) and stretches[next_move][0] < key:
-            begun.add(stretches[next_move][1])
-            next_move, changes = next_move + 1, changes + 1
-        while begun and begun[0] <= key:
-            begun.pop(0)  # ended at or below this player: below every later one too
-            changes += 1
-        if not begun:
-            if next_move == len(stretches):
+    count, moved = len(followed), len(stretches)
+    position = followed.bisect_right(stretches[0][0]) if stretches else count
+    while position < count:
+        # The followed players in order from `position`, until no begun move is left: then on
+        # from the next move's start (a SortedList's iterator, not an index lookup a player).
+        for key in followed.islice(position):
+            while next_move < moved and stretches[next_move][0] < key:
+                begun.add(stretches[next_move][1])
+                next_move, changes = next_move + 1, changes + 1
+            while begun and begun[0] <= key:
+                begun.pop(0)  # ended at or below this player: below every later one too
+                changes += 1
+            if not begun:
+                position = (
+                    count if next_move == moved else followed.bisect_right(stretches[next_move][0])
+                )
                 break
-            position = followed.bisect_right(stretches[next_move][0])  # to the next move's start
-            continue
-        if nearest_at != changes:  # most players in a row share their nearest passers
-            nearest, nearest_at = {}, changes
-            for after, mover in begun.islice(0, 2 * OVERTAKEN_BY + 1):
-                nearest[mover] = max(after, nearest.get(mover, after))
-        if _passers_note(sockets, key[1], nearest):
-            passed.append(key[1])
-        position += 1
+            if nearest_at != changes:  # most players in a row share their nearest passers
+                nearest, nearest_at = {}, changes
+                for after, mover in begun.islice(0, 2 * OVERTAKEN_BY + 1):
+                    nearest[mover] = max(after, nearest.get(mover, after))
+            if _passers_note(sockets, key[1], nearest):
+                passed.append(key[1])
+        else:
+            position = count
     return passed
 
 
