@@ -16,6 +16,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from leaderboards import store
+from leaderboards.profiles import profiles_backfill
 from leaderboards.services import season_rebuild_standings
 from matches.models import (
     FRIENDS_MAX,
@@ -88,20 +89,13 @@ def friends_load(*, players: int, seed: int) -> dict[str, Any]:
     return {"lists": owners, "friends_each": each, "seconds": round(seconds, 2)}
 
 
-def profile_cache_clear(env: BenchEnvironment) -> None:
-    """Delete the gateway's profile keys and Django's cache under the bench's prefixes."""
-    cache = redis.Redis.from_url(env.redis_url, socket_timeout=10)
-    prefix = env.key_prefix
-    for pattern in (f"{prefix}profile:*", f"{prefix}profile-generation:*", f"{env.cache_prefix}:*"):
-        batch = list(cache.scan_iter(match=pattern, count=1000))
-        for start in range(0, len(batch), 1000):
-            cache.unlink(*batch[start : start + 1000])
-
-
 def redis_cleanup(env: BenchEnvironment) -> None:
-    """The profile cache, and the bench broker's queues, Celery's unacknowledged set and kombu's
+    """Django's cache, and the bench broker's queues, Celery's unacknowledged set and kombu's
     bindings (the broker database is the bench's own)."""
-    profile_cache_clear(env)
+    cache = redis.Redis.from_url(env.redis_url, socket_timeout=10)
+    batch = list(cache.scan_iter(match=f"{env.cache_prefix}:*", count=1000))
+    for start in range(0, len(batch), 1000):
+        cache.unlink(*batch[start : start + 1000])
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=10)
     keys = [QUEUE, "celery", "unacked", "unacked_index", "unacked_mutex"]
     broker.unlink(*keys, *broker.scan_iter(match="_kombu.binding*", count=1000))
@@ -268,6 +262,19 @@ def season_rebuild(*, season: Season, players: int) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     return {"players": size, "seconds": round(seconds, 3), "players_per_s": round(size / seconds),
             "zcard": store.board_size(season.pk)}  # fmt: skip
+
+
+def profiles_fill(*, env: BenchEnvironment, players: int) -> dict[str, Any]:
+    """Every player's name into the profile directory (`manage.py profiles_backfill`), timed,
+    and what it costs Redis (used_memory before and after: nothing else writes meanwhile)."""
+    client = redis.Redis.from_url(env.redis_url, socket_timeout=60)
+    used = lambda: int(client.info("memory")["used_memory"])  # noqa: E731
+    before, started = used(), time.perf_counter()
+    walked, filed = profiles_backfill()
+    seconds, each = time.perf_counter() - started, (used() - before) / max(filed, 1)
+    return {"players": walked, "filed": filed, "seconds": round(seconds, 1),
+            "players_per_s": round(walked / seconds), "bytes_per_player": round(each, 1),
+            "projected_gib": round(each * PROJECTED_PLAYERS / 2**30, 2)}  # fmt: skip
 
 
 def _segments_memory(client: redis.Redis, season: Season, size: int) -> dict[str, Any] | None:

@@ -106,6 +106,8 @@ def _phases(bench: Bench) -> None:
         results["rebuild"] = load.season_rebuild(season=measured, players=players)
     with phase("memory"):
         results["memory"] = load.season_memory(env=env, season=measured)
+    with phase("profile directory", fatal=True):
+        results["memory"]["profile_directory"] = load.profiles_fill(env=env, players=players)
     results |= {"http": {"reference": {}, "cached": {}, "uncached": {}}, "profiles": {}}
     postmaster = postmaster_pid(env)
     bench.database_part = {"postgres": postmaster} if postmaster else {}

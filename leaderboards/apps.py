@@ -23,8 +23,8 @@ class LeaderboardsConfig(AppConfig):
             heals,
             live,
             metrics,
+            profiles,
             rewards,
-            selectors,
             tasks,
         )
 
@@ -36,7 +36,7 @@ class LeaderboardsConfig(AppConfig):
         outbox.connect(
             standings_changed=tasks.queue_mirror,
             player_changed=tasks.queue_owed_player_refresh,
-            profiles_changed=selectors.profiles_forget,
+            profiles_changed=profiles.profiles_refresh,
             standing_corrected=tasks.queue_standing_correction,
             player_banned=tasks.queue_archive_corrections_after_ban,
         )

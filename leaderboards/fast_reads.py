@@ -47,7 +47,7 @@ from config.building_blocks.throttles import (
 from seasons.models import DEFAULT_BOARD, Season, SeasonState
 from seasons.selectors import season_get
 
-from . import read_your_writes, selectors, store, top_answers
+from . import profiles, read_your_writes, selectors, store, top_answers
 from .api import AROUND_RANGES, TOP_RANGES, not_in_segment, not_ranked, read_query, read_segment
 
 logger = logging.getLogger(__name__)
@@ -183,9 +183,9 @@ async def _read(
         )
         if me is None:
             return _error(await _not_ranked(season, player_id, segment))
-        profiles = await _profiles([s.player_id for s in standings])
+        names = await _profiles([s.player_id for s in standings])
         data = selectors.around_answer(
-            season, player_id, total, me, standings, rank_style, profiles, segment
+            season, player_id, total, me, standings, rank_style, names, segment
         )
         return 200, [], selectors.json_body(data).encode()
     answer = await _top(season, query)
@@ -324,25 +324,23 @@ async def _top(season: Season, query: dict[str, Any]) -> store.SharedAnswer:
 
 
 class _ProfileLoads:
-    """Names the profile cache lacks, loaded from PostgreSQL for all the requests of the same
-    moment in one query on one thread (an around-me read of a cold board misses most of its
-    2n+1 names, and a thread and a query per request was most of its cost)."""
+    """Names the profile directory lacks, loaded from PostgreSQL for all the requests of the
+    same moment in one query on one thread (after a Redis that kept nothing came back, an
+    around-me read misses most of its 2n+1 names, and a thread and a query per request was most
+    of its cost)."""
 
     def __init__(self) -> None:
-        self._waiting: dict[str, str | None] = {}
+        self._waiting: set[str] = set()
         self._loaded: asyncio.Future[dict[str, tuple[str, str]]] | None = None
-        self._load = _on_a_thread(selectors.profiles_load)
+        self._load = _on_a_thread(profiles.profiles_load)
 
-    async def get(
-        self, player_ids: list[str], generations: dict[str, str | None]
-    ) -> dict[str, tuple[str, str]]:
+    async def get(self, player_ids: list[str]) -> dict[str, tuple[str, str]]:
         loop = asyncio.get_running_loop()
         if self._loaded is None or self._loaded.get_loop() is not loop:
             self._loaded = loop.create_future()
-            self._waiting = {}
+            self._waiting = set()
             loop.call_soon(self._start)
-        for player_id in player_ids:
-            self._waiting[player_id] = generations.get(player_id)
+        self._waiting.update(player_ids)
         loaded = await asyncio.shield(self._loaded)
         return {i: loaded[i] for i in player_ids}
 
@@ -353,7 +351,7 @@ class _ProfileLoads:
 
         async def load() -> None:
             try:
-                future.set_result(await self._load(list(waiting), waiting))
+                future.set_result(await self._load(list(waiting)))
             except Exception as exc:
                 future.set_exception(exc)
 
@@ -364,14 +362,16 @@ _profile_loads = _ProfileLoads()
 
 
 async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
-    """profiles_get on the event loop: the cache in one round trip; the names it lacks from
-    PostgreSQL (only until the cache has them)."""
-    entries, generations = await store.aprofiles_read(player_ids)
-    profiles = selectors.profiles_known(player_ids, entries, generations)
-    missing = [i for i in player_ids if i not in profiles]
+    """profiles_get on the event loop: the directory in one round trip; the names it lacks from
+    PostgreSQL (filed there on the way)."""
+    names = {
+        player_id: (p.display_name, p.avatar_url)
+        for player_id, p in (await store.aprofiles_read(player_ids)).items()
+    }
+    missing = [i for i in player_ids if i not in names]
     if missing:
-        profiles.update(await _profile_loads.get(missing, generations))
-    return profiles
+        names.update(await _profile_loads.get(missing))
+    return names
 
 
 def _error(exc: Exception) -> tuple[int, list[tuple[str, str]], bytes]:

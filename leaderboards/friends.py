@@ -14,6 +14,7 @@ from seasons.models import Season
 from seasons.scoring import points_of
 
 from . import selectors, store
+from .profiles import profiles_get
 
 
 def friends_board(
@@ -32,7 +33,7 @@ def friends_board(
         (standing for standing in standings if standing is not None), key=lambda s: s.rank
     )
     if profiles is None:
-        profiles = selectors.profiles_get(s.player_id for s in ranked)
+        profiles = profiles_get(s.player_id for s in ranked)
     lowest_first = season.board.lowest_first
     entries: list[dict[str, Any]] = []
     for index, standing in enumerate(ranked):

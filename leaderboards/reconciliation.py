@@ -28,7 +28,7 @@ from seasons.locks import SeasonBusy
 from seasons.models import Season, SeasonState, SortOrder
 from seasons.scoring import composite_sql
 
-from . import services, store
+from . import profiles, services, store
 from .models import ReconciliationRun
 from .segments import segment_entries
 
@@ -303,6 +303,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
 
     walk = Tally()
     _check(season, page, walk)
+    _profiles_repair(page)
     # The walk starts over once it reached the end of the season.
     last = page[-1] if len(page) == page_size else ""
     # Members PostgreSQL does not know have no total to compare against: a scan of Redis.
@@ -313,6 +314,16 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     return Tally(
         recent.checked + walk.checked, recent.drift + walk.drift, recent.fixed + walk.fixed
     )
+
+
+def _profiles_repair(player_ids: list[str]) -> None:
+    """The walk's players' names too: a profile change whose filing failed is filed now."""
+    filed = sum(
+        profiles.profiles_repair(player_ids[start : start + CHUNK])
+        for start in range(0, len(player_ids), CHUNK)
+    )
+    if filed:
+        logger.info("filed %d profiles the directory lacked or held older", filed)
 
 
 def _per_run(size: int, least: int) -> int:

@@ -3,8 +3,9 @@ entries and shapes every answer is made of (the top pages, shared between proces
 by HTTP caches, are top_answers.py's).
 
 Ranks come from the season's ZSET (ZREVRANK and friends), never from counting rows; names and
-avatars come from the profile cache, one round trip for the whole page. A read that finds a
-season's standings lost raises SeasonStandingsLost; it never asks for their rebuild itself.
+avatars come from the profile directory (profiles.py), one round trip for the whole page. A
+read that finds a season's standings lost raises SeasonStandingsLost; it never asks for their
+rebuild itself.
 """
 
 from __future__ import annotations
@@ -13,102 +14,26 @@ import functools
 import logging
 import math
 import time
-import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, NamedTuple
 
-import redis
-from django.conf import settings
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
-from matches.models import Player, PlayerTotal
+from matches.models import PlayerTotal
 from seasons.models import Season, SeasonState, SeasonStatus
 from seasons.scoring import points_of
 
 from . import archive, read_your_writes, store
 from .history import player_history
 from .models import ArchivedSegmentStanding
+from .profiles import profiles_get
 
 logger = logging.getLogger(__name__)
 
 RANK_STYLES = ("ordinal", "competition")
-
-
-# The profile cache (in Redis, shared by every process; keys in store.py) holds [generation,
-# display_name, avatar_url] per player. Forgetting a profile gives it a new generation instead
-# of deleting the entry, and an entry counts only while its generation is the current one: a
-# reader that read the old row before the change committed, and fills the cache after it was
-# forgotten, writes an entry of the old generation that no one will use. (Deleting the entry
-# alone lets such a reader put the old profile back for PROFILE_CACHE_SECONDS.) Generations
-# outlive entries twice over, so one that expires cannot make an old entry current again.
-def profiles_known(
-    player_ids: Sequence[str],
-    entries: dict[str, store.ProfileEntry],
-    generations: dict[str, str | None],
-) -> dict[str, tuple[str, str]]:
-    """The profiles whose cached entry is of the player's current generation."""
-    return {
-        player_id: (entry.display_name, entry.avatar_url)
-        for player_id in player_ids
-        if (entry := entries.get(player_id)) is not None
-        and entry.generation == generations.get(player_id)
-    }
-
-
-def profiles_get(player_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """(display_name, avatar_url) for each player: the cache, then one query for the misses.
-    With Redis away, everything comes from PostgreSQL."""
-    ids = list(dict.fromkeys(player_ids))
-    if not ids:
-        return {}
-    try:
-        entries, generations = store.profiles_read(ids)
-    except redis.RedisError:
-        entries, generations = {}, {}
-    profiles = profiles_known(ids, entries, generations)
-    missing = [i for i in ids if i not in profiles]
-    if missing:
-        profiles.update(profiles_load(missing, generations))
-    return profiles
-
-
-def profiles_load(
-    player_ids: Sequence[str], generations: dict[str, str | None]
-) -> dict[str, tuple[str, str]]:
-    """The profiles from PostgreSQL, filed in the cache under the generations read before."""
-    loaded = {
-        player_id: (display_name, avatar_url)
-        for player_id, display_name, avatar_url in Player.objects.filter(
-            player_id__in=player_ids
-        ).values_list("player_id", "display_name", "avatar_url")
-    }
-    for player_id in player_ids:
-        loaded.setdefault(player_id, ("", ""))
-    # Filed under the generation read before the query: if the profile was forgotten since,
-    # these entries are already out of date and stay unused.
-    try:
-        store.profiles_file(
-            {i: store.ProfileEntry(generations.get(i), *v) for i, v in loaded.items()},
-            ttl_seconds=settings.PROFILE_CACHE_SECONDS,
-        )
-    except redis.RedisError:
-        logger.warning("profile cache unavailable; names read from PostgreSQL")
-    return loaded
-
-
-def profiles_forget(player_ids: Sequence[str]) -> None:
-    """The players' cached profiles are out of date (called once a change has committed)."""
-    try:
-        store.profile_generations_renew(
-            {i: uuid.uuid4().hex for i in player_ids},
-            ttl_seconds=2 * settings.PROFILE_CACHE_SECONDS,
-        )
-    except redis.RedisError:
-        # The change is committed; the old names show until their entries expire.
-        logger.warning("profile cache unavailable; %d profiles not forgotten", len(player_ids))
 
 
 # Seasons whose standings were marked whole once (Season.standings_whole_since, which is set once

@@ -152,8 +152,9 @@ class PlayerAdmin(LargeTableAdmin):
         "friends",
         "created_at",
         "updated_at",
-        # The write path's counter of segment changes, not the operator's to set.
+        # The write path's counters of segment and profile changes, not the operator's to set.
         "segments_changes",
+        "profile_changes",
     )
     actions = ["ban", "unban"]
     change_form_template = "admin/matches/player/change_form.html"
@@ -170,7 +171,8 @@ class PlayerAdmin(LargeTableAdmin):
         if not change:
             super().save_model(request, obj, form, change)
             return
-        # Through the service, so the boards forget their cached names once it commits.
+        # Through the service, so the boards' profile directory files the new names once it
+        # commits.
         player_upsert(
             player_id=obj.player_id, display_name=obj.display_name, avatar_url=obj.avatar_url
         )

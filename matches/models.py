@@ -78,6 +78,10 @@ class Player(models.Model):
     # database too: the write path inserts new players with SQL of its own. (No check of its
     # sign: adding one would scan the whole players table under lock.)
     segments_changes = models.BigIntegerField(default=0, db_default=0)
+    # How many times the display name or avatar changed: the version of the profile's copy in the
+    # boards' profile directory (leaderboards/profiles.py), so a copy read before a change never
+    # replaces one read after it. Counted in the database, not from clocks that may disagree.
+    profile_changes = models.BigIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

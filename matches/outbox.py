@@ -87,13 +87,13 @@ def standings_committed(changes: list[StandingChange]) -> None:
 
 def profiles_committed(player_ids: list[str]) -> None:
     """After a change of names or avatars committed: the boards' copies are out of date. The
-    change is committed already, so a failing handler is only logged (old names show until
-    their cached copies expire)."""
+    change is committed already, so a failing handler is only logged (the old names show until
+    the reconciliation's walk files the new ones)."""
     for handler in _profiles_handlers:
         try:
             handler(player_ids)
         except Exception:
-            logger.warning("could not forget %d profiles", len(player_ids), exc_info=True)
+            logger.warning("could not file %d changed profiles", len(player_ids), exc_info=True)
 
 
 def player_committed(player_id: str) -> None:

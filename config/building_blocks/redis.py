@@ -7,6 +7,8 @@ web processes' counts per minute).
 Each role has its own setting, and each defaults to REDIS_URL, so one local Redis serves all:
 - the leaderboard data (`leaderboard()`: LEADERBOARD_REDIS_URL, a Redis Cluster with
   LEADERBOARD_REDIS_CLUSTER), and its replicas for shared reads (`leaderboard_reads()`);
+- the players' names and avatars (`profiles()`: PROFILES_REDIS_URL, the leaderboard data's by
+  default);
 - the rate limits (`rate_limits()`: CACHE_REDIS_URL, with Django's cache);
 - the web processes' counts per minute (`minute_counts_redis()`: CACHE_REDIS_URL too).
 Shared reads may go to a replica of the leaderboard primary (LEADERBOARD_REDIS_REPLICA_URLS,
@@ -63,6 +65,11 @@ def leaderboard() -> Connection:
             settings.LEADERBOARD_REDIS_URL, cluster=settings.LEADERBOARD_REDIS_CLUSTER
         )
     return _leaderboard
+
+
+def profiles() -> Connection:
+    """The profile directory (leaderboards/store/profiles.py): names and avatars, no expiry."""
+    return _connection(settings.PROFILES_REDIS_URL, cluster=settings.PROFILES_REDIS_CLUSTER)
 
 
 def rate_limits() -> Connection:

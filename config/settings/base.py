@@ -129,6 +129,14 @@ LEADERBOARD_REPLICA_WAIT_MS = env.int("LEADERBOARD_REPLICA_WAIT_MS", default=50)
 LEADERBOARD_READ_YOUR_WRITES_SECONDS = env.float(
     "LEADERBOARD_READ_YOUR_WRITES_SECONDS", default=5.0
 )
+# The profile directory: every player's display name and avatar, kept without expiry for the
+# boards' names (leaderboards/store/profiles.py). Its own Redis when given, so the leaderboard
+# Redis's memory stays about standings (about 30-40 bytes a player here).
+PROFILES_REDIS_URL = env("PROFILES_REDIS_URL", default=LEADERBOARD_REDIS_URL)
+PROFILES_REDIS_CLUSTER = env.bool(
+    "PROFILES_REDIS_CLUSTER",
+    default=LEADERBOARD_REDIS_CLUSTER and PROFILES_REDIS_URL == LEADERBOARD_REDIS_URL,
+)
 # Django's cache and the rate limits' counters (config/building_blocks/throttles.py).
 CACHE_REDIS_URL = env("CACHE_REDIS_URL", default=REDIS_URL)
 # The channel layer's Redis (channels-redis speaks to one Redis or Sentinel, not to a Cluster).
@@ -185,8 +193,6 @@ LIVE_SOCKETS_PER_ADDRESS = env.int("LIVE_SOCKETS_PER_ADDRESS", default=50)
 # How long a web process reuses a verified game-server key and its boards (a revoked key stops
 # working within this time).
 GAME_SERVER_KEY_CACHE_SECONDS = env.float("GAME_SERVER_KEY_CACHE_SECONDS", default=5.0)
-# How long a player's display name and avatar stay in the profile cache.
-PROFILE_CACHE_SECONDS = env.int("PROFILE_CACHE_SECONDS", default=300)
 # A result's ended_at may lie this many seconds in the future (game-server clock skew).
 RESULT_CLOCK_SKEW_SECONDS = env.int("RESULT_CLOCK_SKEW_SECONDS", default=5)
 # Default grace period for late results when a season is created without one.

@@ -16,7 +16,8 @@ module holds one job, and imports only the ones listed before it:
 - writes.py: the mirror's writes, corrections, bans, compare-and-set, the rebuild, deletion.
 - whole.py: the "whole" markers and StandingsNotWhole.
 - claims.py: a season's heal claim and operators' job claims.
-- caches.py: shared answers (the top pages) and the profile cache.
+- caches.py: shared answers (the top pages).
+- profiles.py: the profile directory (names and avatars, on the `profiles()` Redis role).
 - reconciliation.py: reconciliation's scan, its cursor and its checked-through points.
 - single.py: reads of one sorted set, as script calls and replies.
 - sharded.py: reads of a sharded board, as plans of round trips, and their drivers.
@@ -28,13 +29,8 @@ module holds one job, and imports only the ones listed before it:
 from config.building_blocks.redis import client
 
 from .caches import (
-    ProfileEntry,
     SharedAnswer,
-    aprofiles_read,
     ashared_answer_get,
-    profile_generations_renew,
-    profiles_file,
-    profiles_read,
     shared_answer_get,
     shared_answer_put,
     top_answer_key,
@@ -49,6 +45,7 @@ from .claims import (
 from .clans import clans_together
 from .database import delete_prefixed_keys, identity_claim, identity_current, ping
 from .keys import CLANS, clan_members_segment, season_keys, shard_of, standings_key
+from .profiles import Profile, aprofiles_read, profiles_file, profiles_read
 from .reads import (
     aplayer_banned_in,
     aread_around,
@@ -102,7 +99,7 @@ __all__ = [
     "Mirrored",
     "Move",
     "NotWhole",
-    "ProfileEntry",
+    "Profile",
     "SharedAnswer",
     "Standing",
     "StandingWrite",
@@ -131,7 +128,6 @@ __all__ = [
     "player_banned_in",
     "players_ban",
     "players_unban",
-    "profile_generations_renew",
     "profiles_file",
     "profiles_read",
     "read_around",

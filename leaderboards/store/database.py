@@ -8,10 +8,11 @@ import threading
 
 from django.conf import settings
 
-from config.building_blocks.redis import ScriptCall, client, script_run
+from config.building_blocks.redis import Connection, ScriptCall, leaderboard, profiles, script_run
 
 from ..identity import database_identity
 from .keys import identity_key
+from .profiles import keys_pattern as profile_keys_pattern
 from .scripts import IDENTITY_CLAIM
 
 logger = logging.getLogger(__name__)
@@ -55,11 +56,10 @@ def identity_claim() -> str | None:
     identity = database_identity()
     held = script_run(ScriptCall(IDENTITY_CLAIM, [identity_key()], [identity]))
     if held:
-        # The seasons' keys (each behind its hash tag) and the profiles' (their names and
-        # avatars are that database's).
-        removed = _keys_delete(
-            *(f"{settings.LEADERBOARD_KEY_PREFIX}{name}*" for name in ("{", "profile"))
-        )
+        # The seasons' keys (each behind its hash tag) and the profile directory's (their names
+        # and avatars are that database's).
+        removed = _keys_delete(leaderboard(), f"{settings.LEADERBOARD_KEY_PREFIX}{{*")
+        removed += _keys_delete(profiles(), profile_keys_pattern())
         logger.warning(
             "Redis held the standings of another database (%s, this one is %s): "
             "deleted its %d keys; seasons are rebuilt from PostgreSQL",
@@ -76,17 +76,20 @@ def identity_current() -> bool:
     now if not yet) and not claimed by another database since (a second deployment on the same
     key prefix, which the readiness probe reports)."""
     identity = claimed_identity()
-    return client().get(identity_key()) in (identity, None)
+    return leaderboard().client().get(identity_key()) in (identity, None)
 
 
 def delete_prefixed_keys() -> int:
     """Remove every key under this deployment's prefix (used by the test suite's cleanup)."""
-    return _keys_delete(f"{settings.LEADERBOARD_KEY_PREFIX}*")
+    removed = _keys_delete(leaderboard(), f"{settings.LEADERBOARD_KEY_PREFIX}*")
+    if profiles() is not leaderboard():  # the directory on a Redis of its own
+        removed += _keys_delete(profiles(), profile_keys_pattern())
+    return removed
 
 
-def _keys_delete(*patterns: str) -> int:
+def _keys_delete(connection: Connection, *patterns: str) -> int:
     """Remove every key matching one of the patterns (a SCAN of the whole keyspace)."""
-    r = client()
+    r = connection.client()
     removed = 0
     for pattern in patterns:
         batch: list[str] = []
@@ -101,4 +104,4 @@ def _keys_delete(*patterns: str) -> int:
 
 
 def ping() -> bool:
-    return bool(client().ping())
+    return bool(leaderboard().client().ping())

@@ -1,5 +1,5 @@
 """Players' profiles: a game server (or an operator) creates a player or changes their name
-and avatar; the ranking store forgets its cached copies once the change commits."""
+and avatar; the boards' profile directory files the new ones once the change commits."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def player_upsert(
         if changes and not created:
             for name, value in changes.items():
                 setattr(player, name, value)
-            player.save(update_fields=[*changes, "updated_at"])
+            player.profile_changes += 1  # the row is locked: no other change counts meanwhile
+            player.save(update_fields=[*changes, "profile_changes", "updated_at"])
         memberships_write(player, clan=clan, segments=segments)
         transaction.on_commit(lambda: outbox.profiles_committed([player_id]))
     return player, created

@@ -280,7 +280,7 @@ def test_requests_of_the_same_moment_share_one_season_lookup(board, settings, mo
     assert len(lookups) == 1
 
 
-def test_names_missing_from_the_cache_are_loaded_once_for_the_requests_of_the_moment(
+def test_names_missing_from_the_directory_are_loaded_once_for_the_requests_of_the_moment(
     client, board, monkeypatch
 ):
     loads = counted(monkeypatch, fast_reads._profile_loads, "_load")

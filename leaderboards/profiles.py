@@ -1,0 +1,114 @@
+"""The players' names and avatars as the boards show them: from the profile directory in Redis
+(leaderboards/store/profiles.py), which holds every player's without expiry, and from
+PostgreSQL for the ones it lacks, which are filed there on the way.
+
+The directory stays true by versions: each entry carries its player's `profile_changes` + 1
+(0 for a player PostgreSQL does not know), and Redis keeps an entry only over an older one. A
+changed profile is filed once its change has committed; a reader that read the row before the
+change and files it after cannot put the old name back. Should that filing fail (Redis away at
+that moment), the reconciliation's walk finds the older version and files the new one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+import redis
+
+from matches.models import Player
+
+from . import store
+
+logger = logging.getLogger(__name__)
+
+Names = dict[str, tuple[str, str]]  # player_id -> (display_name, avatar_url)
+
+
+def _names(found: dict[str, store.Profile]) -> Names:
+    return {player_id: (p.display_name, p.avatar_url) for player_id, p in found.items()}
+
+
+def _rows(player_ids: Sequence[str]) -> dict[str, store.Profile]:
+    """The players' profiles as PostgreSQL holds them now, a version-0 one for those it lacks."""
+    found = {
+        player_id: store.Profile(changes + 1, display_name, avatar_url)
+        for player_id, display_name, avatar_url, changes in Player.objects.filter(
+            player_id__in=player_ids
+        ).values_list("player_id", "display_name", "avatar_url", "profile_changes")
+    }
+    for player_id in player_ids:
+        found.setdefault(player_id, store.Profile(0, "", ""))
+    return found
+
+
+def profiles_get(player_ids: Iterable[str]) -> Names:
+    """(display_name, avatar_url) for each player: the directory, then one query for those it
+    lacks. With Redis away, everything comes from PostgreSQL."""
+    ids = list(dict.fromkeys(player_ids))
+    if not ids:
+        return {}
+    try:
+        found = store.profiles_read(ids)
+    except redis.RedisError:
+        found = {}
+    names = _names(found)
+    missing = [i for i in ids if i not in names]
+    if missing:
+        names.update(profiles_load(missing))
+    return names
+
+
+def profiles_load(player_ids: Sequence[str]) -> Names:
+    """The profiles from PostgreSQL, filed in the directory (where it holds none or older)."""
+    found = _rows(player_ids)
+    try:
+        store.profiles_file(found)
+    except redis.RedisError:
+        logger.warning("profile directory unavailable; names read from PostgreSQL")
+    return _names(found)
+
+
+def profiles_refresh(player_ids: Sequence[str]) -> None:
+    """The players' profiles changed and the change has committed: file the new ones."""
+    store.profiles_file(_rows(player_ids))
+
+
+def profiles_repair(player_ids: Sequence[str]) -> int:
+    """File the profiles the directory lacks or holds older than PostgreSQL (a filing after a
+    change that failed); how many were filed."""
+    if not player_ids:
+        return 0
+    held = store.profiles_read(player_ids)
+    versions = dict(
+        Player.objects.filter(player_id__in=player_ids).values_list("player_id", "profile_changes")
+    )
+    stale = [
+        player_id
+        for player_id in player_ids
+        if (entry := held.get(player_id)) is None
+        or (player_id in versions and entry.version < versions[player_id] + 1)
+    ]
+    return store.profiles_file(_rows(stale)) if stale else 0
+
+
+def profiles_backfill(*, page_size: int = 20_000) -> tuple[int, int]:
+    """File every player's profile the directory lacks or holds older (after a Redis that kept
+    nothing came back, or on a first deploy), a page of players at a time in the order of their
+    ids; (players walked, profiles filed)."""
+    walked = filed = 0
+    last = ""
+    while True:
+        page = {
+            player_id: store.Profile(changes + 1, display_name, avatar_url)
+            for player_id, display_name, avatar_url, changes in Player.objects.filter(
+                player_id__gt=last
+            )
+            .order_by("player_id")
+            .values_list("player_id", "display_name", "avatar_url", "profile_changes")[:page_size]
+        }
+        if not page:
+            return walked, filed
+        walked += len(page)
+        filed += store.profiles_file(page)
+        last = next(reversed(page))  # in the database's order, which may not be Python's

@@ -1,0 +1,107 @@
+"""The profile directory: every player's display name and avatar for the boards' names, in Redis
+with no expiry (the `profiles()` role), so a window, a friends view or a rank event names its
+players in one round trip instead of a query. The rule that keeps it true is in
+leaderboards/profiles.py; here are the keys, the Lua and the round trips.
+
+Players are spread over BUCKETS hashes by a CRC-32 of their id: at millions of players each
+hash holds tens of them, small enough for Redis's compact encoding (a listpack, about 30-40
+bytes a player with a short name against about 100 for a key of their own).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from config.building_blocks.redis import ScriptCall, evalsha, profiles
+
+# Fixed for the directory's life: a bucket count changed later would leave every entry where no
+# reader looks (the identity claim or `delete_prefixed_keys` clears them). 2^20 keeps a bucket
+# under Redis's default listpack limit (128 entries) up to about 100 million players.
+BUCKETS = 1 << 20
+# Between the fields of an entry: names and avatar URLs may not hold control characters.
+_SEPARATOR = "\x1f"
+
+# Keep an entry only if it is newer than the one held (versions rise with each profile change):
+# a reader that read the row before a change and files it after cannot put the old name back.
+# ARGV: field, version, entry, field, version, entry...
+PROFILES_FILE = """
+local filed = 0
+for i = 1, #ARGV, 3 do
+  local held = redis.call('HGET', KEYS[1], ARGV[i])
+  if not held or tonumber(string.match(held, '^%d+')) < tonumber(ARGV[i + 1]) then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
+    filed = filed + 1
+  end
+end
+return filed
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    # 0 for a player PostgreSQL does not know (yet): any profile written later replaces it.
+    version: int
+    display_name: str
+    avatar_url: str
+
+
+def bucket_key(player_id: str) -> str:
+    bucket = zlib.crc32(player_id.encode()) & (BUCKETS - 1)
+    return f"{settings.LEADERBOARD_KEY_PREFIX}profiles:{bucket:05x}"
+
+
+def keys_pattern() -> str:
+    """Every key of the directory (for the sweeps)."""
+    return f"{settings.LEADERBOARD_KEY_PREFIX}profiles:*"
+
+
+def _entry(profile: Profile) -> str:
+    return _SEPARATOR.join((str(profile.version), profile.display_name, profile.avatar_url))
+
+
+def _profile(raw: str) -> Profile:
+    version, display_name, avatar_url = raw.split(_SEPARATOR, 2)
+    return Profile(int(version), display_name, avatar_url)
+
+
+def _reads(player_ids: Sequence[str]) -> list[tuple[str, ...]]:
+    return [("HGET", bucket_key(i), i) for i in player_ids]
+
+
+def _found(player_ids: Sequence[str], replies: Sequence[str | None]) -> dict[str, Profile]:
+    return {
+        player_id: _profile(raw)
+        for player_id, raw in zip(player_ids, replies, strict=True)
+        if raw is not None
+    }
+
+
+def profiles_read(player_ids: Sequence[str]) -> dict[str, Profile]:
+    """The entries the directory holds, in one round trip (one per node on a Redis Cluster)."""
+    if not player_ids:
+        return {}
+    return _found(player_ids, profiles().commands_run(_reads(player_ids)))
+
+
+async def aprofiles_read(player_ids: Sequence[str]) -> dict[str, Profile]:
+    """profiles_read from the event loop, with the loop's other commands of the moment."""
+    if not player_ids:
+        return {}
+    return _found(player_ids, await profiles().loop_commands_run(_reads(player_ids)))
+
+
+def profiles_file(found: dict[str, Profile], *, per_round_trip: int = 1000) -> int:
+    """File the profiles where the directory holds none or an older one; how many were filed."""
+    by_bucket: dict[str, list[str]] = defaultdict(list)
+    for player_id, profile in found.items():
+        by_bucket[bucket_key(player_id)].extend((player_id, str(profile.version), _entry(profile)))
+    calls = [evalsha(ScriptCall(PROFILES_FILE, [key], args)) for key, args in by_bucket.items()]
+    filed = 0
+    for start in range(0, len(calls), per_round_trip):
+        filed += sum(profiles().commands_run(calls[start : start + per_round_trip]))
+    return filed
