@@ -119,6 +119,9 @@ def _check_sections(results: dict) -> None:
     assert results["memory"]["zcard"] == PLAYERS
     assert results["memory"]["bytes_per_player"] > 0
     assert results["memory"]["projected_gib"] > 0
+    directory = results["memory"]["profile_directory"]
+    assert directory["players"] == directory["filed"] == PLAYERS
+    assert directory["bytes_per_player"] > 0
 
     rank = results["rank"]
     for path in ("zrevrank", "gateway_read_rank", "postgres_count"):
