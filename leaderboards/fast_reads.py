@@ -169,7 +169,7 @@ async def _read(
         if standing is None:
             return _error(await _not_ranked(season, player_id, segment))
         data = selectors.standing_answer(season, player_id, total, standing, rank_style, segment)
-        return 200, [], selectors.json_body(data).encode()
+        return 200, [], selectors.json_bytes(data)
     if kind == "around":
         total, me, standings = await store.aread_around(
             season.pk,
@@ -187,7 +187,7 @@ async def _read(
         data = selectors.around_answer(
             season, player_id, total, me, standings, rank_style, names, segment
         )
-        return 200, [], selectors.json_body(data).encode()
+        return 200, [], selectors.json_bytes(data)
     answer = await _top(season, query)
     extra = top_answers.top_answer_headers(answer)
     if top_answers.top_answer_matches(answer, headers.get(b"if-none-match", "")):
@@ -376,7 +376,7 @@ async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
 
 def _error(exc: Exception) -> tuple[int, list[tuple[str, str]], bytes]:
     status, body, headers = api_error(exc)
-    return status, list(headers.items()), selectors.json_body(body).encode()
+    return status, list(headers.items()), selectors.json_bytes(body)
 
 
 def _query_params(scope: dict[str, Any]) -> dict[str, str]:
