@@ -37,6 +37,7 @@ from config.building_blocks.caching import RecentAnswers
 from config.building_blocks.errors import DomainError, api_error
 from config.building_blocks.minute_counts import process_counts
 from config.building_blocks.player_ids import check_player_id
+from config.building_blocks.renderers import json_bytes
 from config.building_blocks.throttles import (
     Decision,
     arate_limit_add,
@@ -169,7 +170,7 @@ async def _read(
         if standing is None:
             return _error(await _not_ranked(season, player_id, segment))
         data = selectors.standing_answer(season, player_id, total, standing, rank_style, segment)
-        return 200, [], selectors.json_bytes(data)
+        return 200, [], json_bytes(data)
     if kind == "around":
         total, me, standings = await store.aread_around(
             season.pk,
@@ -187,7 +188,7 @@ async def _read(
         data = selectors.around_answer(
             season, player_id, total, me, standings, rank_style, names, segment
         )
-        return 200, [], selectors.json_bytes(data)
+        return 200, [], json_bytes(data)
     answer = await _top(season, query)
     extra = top_answers.top_answer_headers(answer)
     if top_answers.top_answer_matches(answer, headers.get(b"if-none-match", "")):
@@ -376,7 +377,7 @@ async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
 
 def _error(exc: Exception) -> tuple[int, list[tuple[str, str]], bytes]:
     status, body, headers = api_error(exc)
-    return status, list(headers.items()), selectors.json_bytes(body)
+    return status, list(headers.items()), json_bytes(body)
 
 
 def _query_params(scope: dict[str, Any]) -> dict[str, str]:

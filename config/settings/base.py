@@ -346,7 +346,7 @@ TRUSTED_PROXIES = [
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["config.building_blocks.renderers.AnswerRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.building_blocks.api.LimitedJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": [
         "config.building_blocks.throttles.PublicThrottle",
