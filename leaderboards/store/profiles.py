@@ -24,7 +24,7 @@ from config.building_blocks.redis import ScriptCall, evalsha, profiles
 # reader looks (the identity claim or `delete_prefixed_keys` clears them). 2^20 keeps a bucket
 # under Redis's default listpack limit (128 entries) up to about 100 million players.
 BUCKETS = 1 << 20
-# Between the fields of an entry: names and avatar URLs may not hold control characters.
+# Between the fields of an entry: the API's names and avatar URLs hold no control characters.
 _SEPARATOR = "\x1f"
 
 # Keep an entry only if it is newer than the one held (versions rise with each profile change):
@@ -77,7 +77,10 @@ def _entry(profile: Profile) -> str:
 
 
 def _profile(raw: str) -> Profile:
-    version, display_name, avatar_url = raw.split(_SEPARATOR, 2)
+    # The avatar (a validated URL) never holds the separator: split from both ends, so a name
+    # that came in some other way than the API's rules still reads back whole.
+    version, rest = raw.split(_SEPARATOR, 1)
+    display_name, _, avatar_url = rest.rpartition(_SEPARATOR)
     return Profile(int(version), display_name, avatar_url)
 
 

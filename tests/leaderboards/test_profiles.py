@@ -141,3 +141,10 @@ def test_the_directory_can_live_on_a_redis_cluster(db, redis_cluster, settings):
     finally:
         store.delete_prefixed_keys()
         redis_roles.connections_forget()
+
+
+def test_an_entry_reads_back_whole_whatever_its_name_holds(db):
+    odd = store.Profile(3, "tab\x1fname", "https://img.example/a.png")
+    store.profiles_file({"p1": odd, "p2": store.Profile(1, "", "")})
+
+    assert store.profiles_read(["p1", "p2", "p3"]) == {"p1": odd, "p2": store.Profile(1, "", "")}
