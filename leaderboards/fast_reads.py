@@ -365,10 +365,7 @@ _profile_loads = _ProfileLoads()
 async def _profiles(player_ids: list[str]) -> dict[str, tuple[str, str]]:
     """profiles_get on the event loop: the directory in one round trip; the names it lacks from
     PostgreSQL (filed there on the way)."""
-    names = {
-        player_id: (p.display_name, p.avatar_url)
-        for player_id, p in (await store.aprofiles_read(player_ids)).items()
-    }
+    names = profiles.names_of(await store.aprofiles_read(player_ids))
     missing = [i for i in player_ids if i not in names]
     if missing:
         names.update(await _profile_loads.get(missing))

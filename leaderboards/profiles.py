@@ -25,18 +25,25 @@ logger = logging.getLogger(__name__)
 Names = dict[str, tuple[str, str]]  # player_id -> (display_name, avatar_url)
 
 
-def _names(found: dict[str, store.Profile]) -> Names:
+def names_of(found: dict[str, store.Profile]) -> Names:
     return {player_id: (p.display_name, p.avatar_url) for player_id, p in found.items()}
+
+
+_COLUMNS = ("player_id", "display_name", "avatar_url", "profile_changes")
+
+
+def _profiles_of(rows: Iterable[tuple[str, str, str, int]]) -> dict[str, store.Profile]:
+    """Rows of _COLUMNS as the directory's entries: a player's version is their count of
+    profile changes + 1."""
+    return {
+        player_id: store.Profile(changes + 1, display_name, avatar_url)
+        for player_id, display_name, avatar_url, changes in rows
+    }
 
 
 def _rows(player_ids: Sequence[str]) -> dict[str, store.Profile]:
     """The players' profiles as PostgreSQL holds them now, a version-0 one for those it lacks."""
-    found = {
-        player_id: store.Profile(changes + 1, display_name, avatar_url)
-        for player_id, display_name, avatar_url, changes in Player.objects.filter(
-            player_id__in=player_ids
-        ).values_list("player_id", "display_name", "avatar_url", "profile_changes")
-    }
+    found = _profiles_of(Player.objects.filter(player_id__in=player_ids).values_list(*_COLUMNS))
     for player_id in player_ids:
         found.setdefault(player_id, store.Profile(0, "", ""))
     return found
@@ -52,7 +59,7 @@ def profiles_get(player_ids: Iterable[str]) -> Names:
         found = store.profiles_read(ids)
     except redis.RedisError:
         found = {}
-    names = _names(found)
+    names = names_of(found)
     missing = [i for i in ids if i not in names]
     if missing:
         names.update(profiles_load(missing))
@@ -66,7 +73,7 @@ def profiles_load(player_ids: Sequence[str]) -> Names:
         store.profiles_file(found)
     except redis.RedisError:
         logger.warning("profile directory unavailable; names read from PostgreSQL")
-    return _names(found)
+    return names_of(found)
 
 
 def profiles_refresh(player_ids: Sequence[str]) -> None:
@@ -79,17 +86,13 @@ def profiles_repair(player_ids: Sequence[str]) -> int:
     change that failed); how many were filed."""
     if not player_ids:
         return 0
-    held = store.profiles_read(player_ids)
-    versions = dict(
-        Player.objects.filter(player_id__in=player_ids).values_list("player_id", "profile_changes")
-    )
-    stale = [
-        player_id
-        for player_id in player_ids
-        if (entry := held.get(player_id)) is None
-        or (player_id in versions and entry.version < versions[player_id] + 1)
-    ]
-    return store.profiles_file(_rows(stale)) if stale else 0
+    held, rows = store.profiles_read(player_ids), _rows(player_ids)
+    stale = {
+        player_id: row
+        for player_id, row in rows.items()
+        if (entry := held.get(player_id)) is None or entry.version < row.version
+    }
+    return store.profiles_file(stale) if stale else 0
 
 
 def profiles_backfill(*, page_size: int = 20_000) -> tuple[int, int]:
@@ -99,14 +102,11 @@ def profiles_backfill(*, page_size: int = 20_000) -> tuple[int, int]:
     walked = filed = 0
     last = ""
     while True:
-        page = {
-            player_id: store.Profile(changes + 1, display_name, avatar_url)
-            for player_id, display_name, avatar_url, changes in Player.objects.filter(
-                player_id__gt=last
-            )
+        page = _profiles_of(
+            Player.objects.filter(player_id__gt=last)
             .order_by("player_id")
-            .values_list("player_id", "display_name", "avatar_url", "profile_changes")[:page_size]
-        }
+            .values_list(*_COLUMNS)[:page_size]
+        )
         if not page:
             return walked, filed
         walked += len(page)
