@@ -22,7 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.building_blocks.caching import RecentAnswers
-from matches.models import Clan, PendingPlayerRefresh, PendingStanding, PlayerTotal
+from matches.models import Clan, PendingPlayerRefresh, PendingStanding, Player, PlayerTotal
 from matches.outbox import StandingChange
 from seasons.locks import season_job
 from seasons.models import Board, Season, SeasonState
@@ -334,14 +334,18 @@ def player_standings_refresh(*, player_id: str) -> int:
         for t in every_total
         if t.season.state == SeasonState.CLOSED and t.season.standings_removed_at is None
     }
-    if not every_total:
+    player = Player.objects.filter(player_id=player_id).first()
+    if player is None:
         return 0
     season_ids = [total.season_id for total in totals]
     seasons = {total.season_id: total.season.shards for total in totals}
-    if every_total[0].player.banned_at_time(timezone.now()):
+    if player.banned_at_time(timezone.now()):
         store.players_ban(seasons, player_id)
         return len(totals)
-    store.players_unban({**seasons, **closed}, player_id)
+    # Every live season: one whose last total of the player a void took while banned holds the
+    # mark still, and would skip their next results.
+    running = Season.objects.exclude(state=SeasonState.CLOSED).values_list("pk", "shards")
+    store.players_unban({**dict(running), **closed}, player_id)
     if not totals:
         return 0
     entries = _entries_by_season(

@@ -276,8 +276,19 @@ CORRECT = (
 local since = redis.call('HGET', KEYS[6], ARGV[1])
 if since and tonumber(since) >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
 local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
+-- Off the board, the member holds no entry either: a change of their values then owes no refresh
+-- of this season (they have no standing in it), so their next write must read where they are.
+local function off_entries()
+  if ARGV[2] ~= '' then return end
+  redis.call('HDEL', KEYS[8], ARGV[1])
+  if rebuilding then redis.call('HDEL', KEYS[9], ARGV[1]) end
+end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  -- Banned: off the board and its segment sets already (see BAN).
+  off_entries()
+  return 0
+end
 if rebuilding then redis.call('SADD', KEYS[7], ARGV[1]) end
 if ARGV[2] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
@@ -288,6 +299,7 @@ else
 end
 live_follow(ARGV[1], ARGV[4])
 if rebuilding then build_follow(ARGV[1], ARGV[4]) end
+off_entries()
 return 1
 """
 )

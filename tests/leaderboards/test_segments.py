@@ -228,6 +228,35 @@ def test_a_void_moves_the_player_within_their_segments(
     assert "de1" not in str(_segment_sets(ranked))
 
 
+@pytest.mark.parametrize("banned_meanwhile", [False, True])
+def test_a_player_voided_off_the_board_who_moves_lands_in_the_new_segment_with_the_next_result(
+    client, ranked, post_scores, django_capture_on_commit_callbacks, server, banned_meanwhile
+):
+    # fr2's only result voided (while banned, or not): no total, off the board. The move then
+    # owes a refresh of no season (fr2 has no standing anywhere), so the next result must read
+    # where fr2 is now, not trust the values Redis held from before the void.
+    result = MatchResult.objects.get(match_id="m-fr2")
+    if banned_meanwhile:
+        with django_capture_on_commit_callbacks(execute=True):
+            player_ban(player_id="fr2", reason="cheat", actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert result_void(result_id=result.pk, reason="aimbot", actor=None) is True
+    if banned_meanwhile:
+        with django_capture_on_commit_callbacks(execute=True):
+            player_unban(player_id="fr2", reason="appeal", actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        server.put("/api/v1/players/fr2", {"segments": {"country": "DE"}}, format="json")
+
+    posted = post_scores(
+        {"board": "ranked", "player_id": "fr2", "points": 5, "match_id": "m-fr2-after"}
+    )
+
+    assert posted.status_code == 201, posted.content
+    assert (4, "fr2", 5) in _ids(_top(client, "country:DE"))
+    assert "fr2" not in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
+    assert [e["player_id"] for e in _top(client, "platform:console")["entries"]] == ["de2", "fr2"]
+
+
 def test_a_rebuild_gives_identical_segment_sets_and_a_lost_redis_gets_them_back(ranked):
     before = _segment_sets(ranked)
     assert set(before) == {

@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.models import OperatorAction
 from config.building_blocks.errors import InvalidInput
 from leaderboards import closing, store
+from matches.corrections import result_void
 from matches.models import MatchResult, Player, PlayerTotal
 from matches.services import player_ban, player_unban, players_unban_expired
 from matches.tasks import unban_expired_players
@@ -108,6 +109,28 @@ def test_a_banned_players_rank_lookup_says_banned_not_no_score(
     assert rank.json()["error"]["message"] == "Player 'cheat' is banned from season 's1'."
     assert (around.status_code, around.json()["error"]["code"]) == (404, "player_banned")
     assert (nobody.status_code, nobody.json()["error"]["code"]) == (404, "player_not_ranked")
+
+
+def test_a_player_unbanned_after_their_only_result_was_voided_is_ranked_by_their_next_one(
+    client, post_scores, season, django_capture_on_commit_callbacks
+):
+    # The void took cheat's last total in the season while banned: the unban owes a refresh of
+    # no standing there, yet must lift the ban's mark, or the next results would be skipped.
+    post_scores({"player_id": "cheat", "points": 90, "match_id": "m1"})
+    with django_capture_on_commit_callbacks(execute=True):
+        player_ban(player_id="cheat", reason="aimbot")
+    with django_capture_on_commit_callbacks(execute=True):
+        result_void(
+            result_id=MatchResult.objects.get(match_id="m1").pk, reason="aimbot", actor=None
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        player_unban(player_id="cheat", reason="appeal")
+
+    assert post_scores({"player_id": "cheat", "points": 7, "match_id": "m2"}).status_code == 201
+    rank = client.get("/api/v1/leaderboard/players/cheat")
+
+    assert (rank.status_code, rank.json()["rank"], rank.json()["points"]) == (200, 1, 7)
+    assert top(client) == [("cheat", 7)]
 
 
 def test_ban_from_the_players_page_asks_for_the_reason_first(
