@@ -24,6 +24,7 @@ is finished by the next one without duplicating or losing a row:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -58,11 +59,16 @@ class StandingsMismatch(Exception):
     """The archived snapshot disagrees with PostgreSQL even after a rebuild."""
 
 
-def _step(season: Season, step: str, **fields: object) -> None:
+def _step(season: Season, step: str, since: float, **fields: object) -> float:
+    """Record the step reached; logs how long it took since `since` (a monotonic clock's
+    reading, returned anew), so an operator sees where a large season's close spends its time."""
     Season.objects.filter(pk=season.pk).update(close_step=step, **fields)
     season.close_step = step
     for name, value in fields.items():
         setattr(season, name, value)
+    now = time.monotonic()
+    logger.info("season %s: %s in %.1f s", season.pk, step, now - since)
+    return now
 
 
 def season_close(
@@ -102,14 +108,15 @@ def _season_close(
             if force and now < season.ends_at:
                 _reset_now(season, now)
 
+    clock = time.monotonic()
     _mirror_pending(season)
     _bans_repair(season)
-    _step(season, "mirrored")
+    clock = _step(season, "mirrored", clock)
 
     for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
         Season.objects.filter(pk=season.pk).update(snapshot_attempts=F("snapshot_attempts") + 1)
         archived = _snapshot(season, on_progress)
-        _step(season, "snapshotted", archived_players=archived)
+        clock = _step(season, "snapshotted", clock, archived_players=archived)
         problems = _verify(season)
         if not problems:
             break
@@ -124,10 +131,10 @@ def _season_close(
         raise StandingsMismatch(f"season {season.pk}: {problems}")
     _segments_archive(season)
     _clans_archive(season)
-    _step(season, "verified")
+    clock = _step(season, "verified", clock)
 
     awarded = season_rewards_award(season=season, now=now)
-    _step(season, "rewarded")
+    _step(season, "rewarded", clock)
     logger.info("season %s: %d players archived, %d rewards", season.pk, archived, awarded)
 
     with transaction.atomic():
@@ -190,7 +197,11 @@ def _bans_repair(season: Season) -> None:
 # The ZSET is copied as it is into a temporary table (no WAL, no index), then into the archive
 # in one statement that takes each player's exact time from their total (the ZSET holds whole
 # seconds): writing the archive's rows once, where an UPDATE of every row's time after the
-# copy had rewritten each row and its four indexes, most of a large season's close.
+# copy had rewritten each row and its four indexes, most of a large season's close. The rows go
+# in by player id: two of the archive's indexes lead with the player within the season, and
+# filled in their own order they take each key next to the last instead of at a random page
+# (at a million players the insert took 8.6-9.7 s so, against 13.2-13.8 s in rank order; every
+# read of the archive orders by rank through its own index).
 _SNAPSHOT_TABLE = """
     CREATE TEMPORARY TABLE close_snapshot (
         rank integer, competition_rank integer, player_id text, composite bigint
@@ -206,6 +217,7 @@ _ARCHIVE_FROM_SNAPSHOT = f"""
     FROM close_snapshot s
     LEFT JOIN {PlayerTotal._meta.db_table} t
         ON t.season_id = %(season)s AND t.player_id = s.player_id
+    ORDER BY s.player_id
 """
 
 

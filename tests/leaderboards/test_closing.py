@@ -112,6 +112,21 @@ def test_closing_archives_exact_standings_and_rewards(ended):
     )
 
 
+def test_the_close_logs_how_long_each_step_took(ended, caplog):
+    caplog.set_level("INFO", logger="leaderboards.closing")
+
+    closing.season_close(season=ended)
+
+    steps = [r.getMessage() for r in caplog.records if " in " in r.getMessage()]
+    assert [m.split(": ")[1].split(" in ")[0] for m in steps] == [
+        "mirrored",
+        "snapshotted",
+        "verified",
+        "rewarded",
+    ]
+    assert all(m.startswith(f"season {ended.pk}: ") and m.endswith(" s") for m in steps)
+
+
 @pytest.mark.parametrize("sort_order", ["highest_first", "lowest_first"])
 def test_the_archive_holds_each_players_points_and_exact_time(post_scores, sort_order):
     # given: times with microseconds, which the ZSET holds as whole seconds
