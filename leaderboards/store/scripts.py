@@ -147,7 +147,8 @@ end
 
 # Replace a member's score only if it still holds what the caller saw ("" = absent), so a
 # repair never overwrites a newer score the mirror wrote in between; its segment sets follow,
-# moved by the entry (ARGV[4]) if newer than the one held.
+# moved by the entry (ARGV[4]) if newer than the one held. A member taken off (a stranger to
+# PostgreSQL) loses its entry too, as a correction's does (see CORRECT).
 COMPARE_AND_SET = (
     _LUA_SEGMENTS
     + """
@@ -164,6 +165,7 @@ else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
 live_follow(ARGV[1], ARGV[4])
+if ARGV[3] == '' then redis.call('HDEL', KEYS[8], ARGV[1]) end
 return 1
 """
 )

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from leaderboards import closing, reconciliation, services, store
+from leaderboards import closing, reconciliation, segments, services, store
 from leaderboards.models import ArchivedSegmentStanding, SeasonReward
 from matches.corrections import result_void
 from matches.models import MatchResult, Player, PlayerSegment
@@ -290,6 +290,33 @@ def test_reconciliation_moves_a_player_whose_values_redis_lost(client, ranked):
     assert (tally.drift, tally.fixed) == (1, 1)
     assert _ids(_top(client, "country:DE"))[0] == (1, "de1", 50)
     assert _ids(_top(client, "platform:pc"))[0] == (1, "de1", 50)
+
+
+def test_a_stranger_removed_by_reconciliation_lands_in_their_segment_with_their_first_result(
+    client, server, ranked, post_scores, django_capture_on_commit_callbacks
+):
+    # given: Redis holds "ghost" (in FR), whom PostgreSQL has no total for (an older copy of
+    # Redis came back); ghost's values are FR in PostgreSQL too
+    with django_capture_on_commit_callbacks(execute=True):
+        server.put("/api/v1/players/ghost", {"segments": {"country": "FR"}}, format="json")
+    (entry,) = segments.segment_entries(["ghost"], ranked.board).values()
+    write = store.StandingWrite(ranked.pk, "ghost", 2**40, segments=entry)
+    store.write_standings([write])
+    assert "ghost" in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
+
+    # when: reconciliation removes the stranger, ghost moves (no standing anywhere to refresh),
+    # then plays
+    assert reconciliation.season_reconcile(season=ranked).fixed == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        server.put("/api/v1/players/ghost", {"segments": {"country": "DE"}}, format="json")
+    posted = post_scores(
+        {"board": "ranked", "player_id": "ghost", "points": 5, "match_id": "m-ghost"}
+    )
+
+    # then: ghost is ranked where PostgreSQL has them now
+    assert posted.status_code == 201, posted.content
+    assert (4, "ghost", 5) in _ids(_top(client, "country:DE"))
+    assert "ghost" not in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
 
 
 def test_the_dimensions_of_a_board_with_scores_cannot_change(ranked):
