@@ -244,17 +244,22 @@ def test_a_player_voided_off_the_board_who_moves_lands_in_the_new_segment_with_t
     if banned_meanwhile:
         with django_capture_on_commit_callbacks(execute=True):
             player_unban(player_id="fr2", reason="appeal", actor=None)
-    with django_capture_on_commit_callbacks(execute=True):
-        server.put("/api/v1/players/fr2", {"segments": {"country": "DE"}}, format="json")
 
+    _moves_to_de_and_plays(client, server, post_scores, django_capture_on_commit_callbacks, "fr2")
+    assert [e["player_id"] for e in _top(client, "platform:console")["entries"]] == ["de2", "fr2"]
+
+
+def _moves_to_de_and_plays(client, server, post_scores, capture, player_id):
+    """The player moves to DE, then scores 5: ranked 4th in DE, and not in FR."""
+    with capture(execute=True):
+        server.put(f"/api/v1/players/{player_id}", {"segments": {"country": "DE"}}, format="json")
     posted = post_scores(
-        {"board": "ranked", "player_id": "fr2", "points": 5, "match_id": "m-fr2-after"}
+        {"board": "ranked", "player_id": player_id, "points": 5, "match_id": f"m-{player_id}-5"}
     )
 
     assert posted.status_code == 201, posted.content
-    assert (4, "fr2", 5) in _ids(_top(client, "country:DE"))
-    assert "fr2" not in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
-    assert [e["player_id"] for e in _top(client, "platform:console")["entries"]] == ["de2", "fr2"]
+    assert (4, player_id, 5) in _ids(_top(client, "country:DE"))
+    assert player_id not in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
 
 
 def test_a_rebuild_gives_identical_segment_sets_and_a_lost_redis_gets_them_back(ranked):
@@ -304,19 +309,12 @@ def test_a_stranger_removed_by_reconciliation_lands_in_their_segment_with_their_
     store.write_standings([write])
     assert "ghost" in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
 
-    # when: reconciliation removes the stranger, ghost moves (no standing anywhere to refresh),
-    # then plays
+    # when: reconciliation removes the stranger; ghost then moves (no standing anywhere to
+    # refresh) and plays
     assert reconciliation.season_reconcile(season=ranked).fixed == 1
-    with django_capture_on_commit_callbacks(execute=True):
-        server.put("/api/v1/players/ghost", {"segments": {"country": "DE"}}, format="json")
-    posted = post_scores(
-        {"board": "ranked", "player_id": "ghost", "points": 5, "match_id": "m-ghost"}
-    )
 
     # then: ghost is ranked where PostgreSQL has them now
-    assert posted.status_code == 201, posted.content
-    assert (4, "ghost", 5) in _ids(_top(client, "country:DE"))
-    assert "ghost" not in [e["player_id"] for e in _top(client, "country:FR")["entries"]]
+    _moves_to_de_and_plays(client, server, post_scores, django_capture_on_commit_callbacks, "ghost")
 
 
 def test_the_dimensions_of_a_board_with_scores_cannot_change(ranked):
