@@ -334,7 +334,8 @@ def player_standings_refresh(*, player_id: str) -> int:
         for t in every_total
         if t.season.state == SeasonState.CLOSED and t.season.standings_removed_at is None
     }
-    player = Player.objects.filter(player_id=player_id).first()
+    known = every_total[0].player if every_total else None
+    player = known or Player.objects.filter(player_id=player_id).first()
     if player is None:
         return 0
     season_ids = [total.season_id for total in totals]

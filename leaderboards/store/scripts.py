@@ -24,7 +24,9 @@ from seasons.scoring import TIME_SLOTS
 # `segments_follow` keeps one side's segment sets (the live set's, or the set being built's) on
 # what that set holds: a newer entry moves the member out of its old segments and into the new,
 # then each segment set of its current values gets the member's score in the set exactly (or
-# loses the member, off the set: banned, voided).
+# loses the member, off the set: banned, voided, a stranger removed). A member off the set holds
+# no entry either: a change of their values owes no refresh of a season they have no standing
+# in, so their next write must read where they are now.
 _LUA_SEGMENTS = f"""
 local names_of = {{}}
 -- An entry's segments: each {{name, the clan it names or false}}.
@@ -121,6 +123,10 @@ local function segments_follow(set, values, names, member, entry, rule, score, c
   for _, segment in ipairs(segment_names(current)) do
     segment_write(set, current, segment, member, rule, score, exact, changed, was)
   end
+  if not rule and not exact then
+    redis.call('HDEL', values, member)
+    return false
+  end
   return true
 end
 -- Whether each side has segments at all, looked at once a call: a member of a board without
@@ -147,8 +153,7 @@ end
 
 # Replace a member's score only if it still holds what the caller saw ("" = absent), so a
 # repair never overwrites a newer score the mirror wrote in between; its segment sets follow,
-# moved by the entry (ARGV[4]) if newer than the one held. A member taken off (a stranger to
-# PostgreSQL) loses its entry too, as a correction's does (see CORRECT).
+# moved by the entry (ARGV[4]) if newer than the one held.
 COMPARE_AND_SET = (
     _LUA_SEGMENTS
     + """
@@ -165,7 +170,6 @@ else
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
 live_follow(ARGV[1], ARGV[4])
-if ARGV[3] == '' then redis.call('HDEL', KEYS[8], ARGV[1]) end
 return 1
 """
 )
@@ -278,19 +282,13 @@ CORRECT = (
 local since = redis.call('HGET', KEYS[6], ARGV[1])
 if since and tonumber(since) >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
-local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
--- Off the board, the member holds no entry either: a change of their values then owes no refresh
--- of this season (they have no standing in it), so their next write must read where they are.
-local function off_entries()
-  if ARGV[2] ~= '' then return end
-  redis.call('HDEL', KEYS[8], ARGV[1])
-  if rebuilding then redis.call('HDEL', KEYS[9], ARGV[1]) end
-end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
-  -- Banned: off the board and its segment sets already (see BAN).
-  off_entries()
+  -- Banned: off the board already (see BAN), and so without an entry (one kept from before
+  -- that rule goes now).
+  live_follow(ARGV[1], ARGV[4])
   return 0
 end
+local rebuilding = redis.call('EXISTS', KEYS[3]) == 1
 if rebuilding then redis.call('SADD', KEYS[7], ARGV[1]) end
 if ARGV[2] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
@@ -301,7 +299,6 @@ else
 end
 live_follow(ARGV[1], ARGV[4])
 if rebuilding then build_follow(ARGV[1], ARGV[4]) end
-off_entries()
 return 1
 """
 )
