@@ -76,7 +76,7 @@ async def players_deliver(sockets: SeasonSockets, reading: TickReading) -> None:
             continue
         if standings_told[player_id] == standing:
             # Passed and passed back: nothing to tell, and no reason to read them again.
-            sockets.passed_by.pop(player_id, None)
+            rank_events.passes_forget(sockets, player_id)
             continue
         told = standings_told[player_id]
         # Only the rank moved: the composite (the player's own score) is the same.

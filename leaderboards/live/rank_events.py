@@ -4,20 +4,23 @@ if the season closed now changed).
 
 Nothing is polled for them. The mirror's notices carry each standing it moved with its composite
 before and after (notices.py); a followed player whose composite lies between the two was
-passed by that player, found with a binary search over the followed players' composites (so a
-tick costs O(moves × log followed), not O(moves × followed)). Those players are read at the tick
-(their standing changed, so they are told anyway), with the nearest of their passers; the
+passed by that player. Each tick marks the followed players passed, by binary searches of its
+moves over the followed players' composites; the moves are kept (pass_log.py) and who passed a
+player is looked up there only when that player is read, with the nearest of their passers. At
+peak nearly every followed player is passed at every tick and only as many as the fan-out budget
+can tell are read, so the cost follows the moves and the players told, not the passes. The
 thresholds and tiers follow from the standing told before and the one told now.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Iterable
 from typing import Any
 
-from sortedcontainers import SortedList
+import numpy as np
 
 from seasons.models import Season
 from seasons.reward_tiers import RewardTier, tier_edges, tier_for_rank
@@ -29,8 +32,6 @@ from .season_sockets import SeasonSockets
 
 # Players named in one `overtaken` message, the nearest first.
 OVERTAKEN_BY = 5
-# Passers kept for a player not told yet, before the farthest are let go.
-MAX_PASSERS_KEPT = 50
 # Moves a season's sockets keep between two ticks; beyond them the oldest are dropped (their
 # passes then go untold, though the ranks they changed are still pushed).
 MAX_PENDING_MOVES = 50_000
@@ -43,83 +44,87 @@ def moves_note(sockets: SeasonSockets, moves: list[Move]) -> None:
         del sockets.moves_pending[:-MAX_PENDING_MOVES]
 
 
-# A move from no standing starts below every followed player.
-_BOTTOM = (float("-inf"), "")
-
-
 def passes_find(sockets: SeasonSockets) -> list[str]:
-    """Turn the moves since the last tick into who passed each followed player (kept until the
-    player is told); returns the followed players passed.
+    """Log the moves since the last tick and mark the followed players they passed (kept until
+    the player is told); returns the followed players passed at this tick.
 
     A move is the stretch its mover crossed, from (before, mover) to (after, mover): a followed
-    player strictly inside it was passed. One sweep up the followed players, keeping the moves
-    begun below and not yet ended by where they end, gives each passed player their nearest
-    passers at once. So a tick costs O((moves + followed players passed) x log moves), however
-    many players each move passes: at 10 million players a move of a few dozen points passes
-    about 200 of 5,000 followed players, and a loop over each pass (1.2 million a second at
-    6,000 results a second) took a web process more than half a core."""
+    player strictly inside it was passed. The followed players are in ranked order, so a move
+    passes the ones between two binary searches, and who was passed at all is a running count
+    over those ranges: O(moves x log followed + followed) in vectorised steps, however many
+    players each move passes (at 10 million players a move of a few dozen points passes about
+    200 of 5,000 followed players; a loop over each pass, or a sweep keeping each one's nearest
+    passers, took a web process a third of a core at 6,000 results a second). Who passed a
+    player is looked up only when they are about to be told (passers_fill)."""
     moves, sockets.moves_pending = sockets.moves_pending, []
-    followed = sockets.followed_in_order
-    if not moves or not sockets.player_followers or not followed:
+    log = sockets.pass_log
+    first = log.end
+    befores, afters, movers = log.append(moves)
+    # The moves the oldest pass not told yet may be among are kept; the others let go.
+    log.trim(min(sockets.passed_since.values(), default=first))
+    if not movers or not sockets.player_followers or not sockets.followed_in_order:
         return []
-    stretches = sorted(
-        (_BOTTOM if before is None else (before, mover), (after, mover))
-        for mover, before, after in moves
-        if before is None or before < after
-    )
-    begun = SortedList()  # (composite after, mover) of the moves begun below
-    passed: list[str] = []
-    next_move = changes = 0
-    nearest, nearest_at = {}, -1  # the nearest begun moves, as of `changes` == nearest_at
-    count, moved = len(followed), len(stretches)
-    position = followed.bisect_right(stretches[0][0]) if stretches else count
-    while position < count:
-        # The followed players in order from `position`, until no begun move is left: then on
-        # from the next move's start (a SortedList's iterator, not an index lookup a player).
-        for key in followed.islice(position):
-            while next_move < moved and stretches[next_move][0] < key:
-                begun.add(stretches[next_move][1])
-                next_move, changes = next_move + 1, changes + 1
-            while begun and begun[0] <= key:
-                begun.pop(0)  # ended at or below this player: below every later one too
-                changes += 1
-            if not begun:
-                position = (
-                    count if next_move == moved else followed.bisect_right(stretches[next_move][0])
-                )
-                break
-            if nearest_at != changes:  # most players in a row share their nearest passers
-                nearest, nearest_at = {}, changes
-                for after, mover in begun.islice(0, 2 * OVERTAKEN_BY + 1):
-                    nearest[mover] = max(after, nearest.get(mover, after))
-            if _passers_note(sockets, key[1], nearest):
-                passed.append(key[1])
-        else:
-            position = count
+    keys, composites, players = sockets.followed_arrays()
+    starts = _places(composites, players, befores, movers, after=True)
+    ends = _places(composites, players, afters, movers, after=False)
+    crossed = ends > starts
+    counts = np.bincount(starts[crossed], minlength=len(keys) + 1)
+    counts -= np.bincount(ends[crossed], minlength=len(keys) + 1)
+    counts = np.cumsum(counts[:-1])
+    # A followed player's own move passes no one's place of theirs: take it back out.
+    told = sockets.standings_told
+    if followed_movers := told.keys() & movers:
+        for index, mover in enumerate(movers):
+            if mover in followed_movers and (standing := told[mover]) is not None:
+                place = bisect.bisect_left(keys, (standing[1], mover))
+                if starts[index] <= place < ends[index]:
+                    counts[place] -= 1
+    passed: list[str] = players[counts > 0].tolist()
+    # Marked as passed from this tick's first move on, unless passed (and not told) before.
+    since = sockets.passed_since
+    since.update(dict.fromkeys(set(passed).difference(since), first))
     return passed
 
 
-def _passers_note(sockets: SeasonSockets, player_id: str, nearest: dict[str, int]) -> bool:
-    """Keep `nearest` (passer -> composite after) as passers of `player_id`, but the player's
-    own move; False when that is the only one."""
-    passers = sockets.passed_by.get(player_id)
-    if passers is None:
-        passers = dict(nearest)
-        passers.pop(player_id, None)
-        if not passers:
-            return False
-        sockets.passed_by[player_id] = passers
-        return True
-    if nearest.keys() == {player_id}:
-        return False
-    for mover, after in nearest.items():
-        if mover != player_id and passers.get(mover, after) <= after:
-            passers[mover] = after
-    if len(passers) > MAX_PASSERS_KEPT:
-        # Only the nearest are ever named: keep those.
-        kept = sorted(passers, key=passers.__getitem__)[: 2 * OVERTAKEN_BY]
-        sockets.passed_by[player_id] = {m: passers[m] for m in kept}
-    return True
+def _places(
+    composites: np.ndarray,
+    players: np.ndarray,
+    values: np.ndarray,
+    movers: list[str],
+    *,
+    after: bool,
+) -> np.ndarray:
+    """Where each (value, mover) falls among the followed (composite, player) keys: the first key
+    above it (`after`) or the first key not below it. Equal composites are ordered by player id,
+    as Redis orders them."""
+    low = np.searchsorted(composites, values, side="left")
+    high = np.searchsorted(composites, values, side="right")
+    for index in np.flatnonzero(high > low).tolist():  # ties of composites: rare
+        find = bisect.bisect_right if after else bisect.bisect_left
+        low[index] = find(players, movers[index], int(low[index]), int(high[index]))
+    return low
+
+
+def passers_fill(sockets: SeasonSockets, players: Iterable[str]) -> None:
+    """Find who passed each of `players` (those with passes not told yet) since they were first
+    passed: the nearest of them, kept in `passed_by` for the read and the messages."""
+    log, since, told = sockets.pass_log, sockets.passed_since, sockets.standings_told
+    for player_id in players:
+        first = since.get(player_id)
+        standing = told.get(player_id)
+        if first is None or standing is None:
+            continue
+        nearest = log.passers(player_id, standing[1], first, 2 * OVERTAKEN_BY + 1)
+        if nearest:
+            sockets.passed_by[player_id] = nearest
+        else:
+            sockets.passed_by.pop(player_id, None)
+
+
+def passes_forget(sockets: SeasonSockets, player_id: str) -> None:
+    """The player was told of their passes (or is followed no more)."""
+    sockets.passed_since.pop(player_id, None)
+    sockets.passed_by.pop(player_id, None)
 
 
 def passed_to_read(sockets: SeasonSockets, size: int) -> list[str]:
@@ -128,7 +133,7 @@ def passed_to_read(sockets: SeasonSockets, size: int) -> list[str]:
     others keep their passes for a later tick: at peak nearly every followed player is passed at
     every tick, and reading them all (thousands a tick) to tell a hundred was the ticker's
     largest cost."""
-    pending = sockets.passed_by
+    pending = sockets.passed_since
     if len(pending) <= size:
         return list(pending)
     told_at = sockets.player_told_at
@@ -139,6 +144,8 @@ def passers_to_read(sockets: SeasonSockets, players: Iterable[str]) -> list[str]
     """The passers worth reading for each of `players` not told of their passes yet: the nearest
     above them (the lowest composites after the pass), a few more than a message names, since
     some may have been passed back since."""
+    players = list(players)
+    passers_fill(sockets, players)
     wanted: list[str] = []
     for player_id in players:
         if passers := sockets.passed_by.get(player_id):
@@ -173,7 +180,8 @@ def events_of(
     season = sockets.season
     rank = None if standing is None else standing[0]
     found: list[tuple[str, str]] = []
-    passers = sockets.passed_by.pop(player_id, None)
+    passers = sockets.passed_by.get(player_id)
+    passes_forget(sockets, player_id)
     if passers and standing is not None:
         by = _overtaken_by(reading, passers, standing)
         if by:

@@ -9,6 +9,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sortedcontainers import SortedList
 
 from seasons.models import RewardTier, Season
@@ -16,6 +17,7 @@ from seasons.models import RewardTier, Season
 from ..store import Move
 from .budget import FanoutBudget
 from .outbox import Subscriber
+from .pass_log import PassLog
 from .reading import OrdinalStanding, RankRules
 
 
@@ -45,6 +47,12 @@ class SeasonSockets:
     # The followed players with a standing, as (composite, player id) in ranked order from the
     # bottom: Redis breaks a tie of composites by member, the one sorting last first.
     followed_in_order: SortedList = field(default_factory=SortedList)
+    # Bumped on each change of that order, so what is built from it is rebuilt only then.
+    followed_order_changes: int = 0
+    _followed_arrays: tuple[list[tuple[int, str]], np.ndarray, np.ndarray] = field(
+        default=([], np.empty(0, dtype=np.int64), np.empty(0, dtype=object)), repr=False
+    )
+    _followed_arrays_at: int = 0
     # A notice came (or the refresh is due): read the standings again at the next tick.
     changed: bool = False
     last_changes_read_at: float = float("-inf")
@@ -68,10 +76,14 @@ class SeasonSockets:
     friends_unsent: set[Subscriber] = field(default_factory=set)
     # The sockets following the clan board's top (live/clan_board.py).
     clan_followers: set[Subscriber] = field(default_factory=set)
-    # Rank events (rank_events.py): the mirror's moves since the last tick; who passed each
-    # followed player not told of it yet (passer -> composite after the pass); the tier each
-    # followed player was told they would get; the board's rules, and when they were read.
+    # Rank events (rank_events.py): the mirror's moves since the last tick; the moves kept for
+    # the passes not told yet; the followed players passed and not told of it yet, each with the
+    # number of the first move that may have passed them; who passed the players about to be
+    # told (passer -> composite after the pass); the tier each followed player was told they
+    # would get; the board's rules, and when they were read.
     moves_pending: list[Move] = field(default_factory=list)
+    pass_log: PassLog = field(default_factory=PassLog)
+    passed_since: dict[str, int] = field(default_factory=dict)
     passed_by: dict[str, dict[str, int]] = field(default_factory=dict)
     tiers_told: dict[str, RewardTier | None] = field(default_factory=dict)
     rules: RankRules | None = None
@@ -82,18 +94,34 @@ class SeasonSockets:
     def standing_tell(self, player_id: str, standing: OrdinalStanding) -> OrdinalStanding:
         """Note the standing a followed player was told; returns the one told before."""
         told = self.standings_told.get(player_id)
+        self.standings_told[player_id] = standing
+        if (None if told is None else told[1]) == (None if standing is None else standing[1]):
+            return told  # only the rank moved (others passed): the order is the same
         if told is not None:
             self.followed_in_order.discard((told[1], player_id))
         if standing is not None:
             self.followed_in_order.add((standing[1], player_id))
-        self.standings_told[player_id] = standing
+        self.followed_order_changes += 1
         return told
+
+    def followed_arrays(self) -> tuple[list[tuple[int, str]], np.ndarray, np.ndarray]:
+        """The followed order as (composite, player id) keys, and as arrays of composites and of
+        player ids: built again only when the order changed (at peak it rarely does: the
+        players told are mostly passed, their own composites unchanged)."""
+        if self._followed_arrays_at != self.followed_order_changes:
+            keys = list(self.followed_in_order)
+            composites = np.fromiter((key[0] for key in keys), dtype=np.int64, count=len(keys))
+            players = np.array([key[1] for key in keys], dtype=object)
+            self._followed_arrays = (keys, composites, players)
+            self._followed_arrays_at = self.followed_order_changes
+        return self._followed_arrays
 
     def standing_forget(self, player_id: str) -> None:
         """The player is followed no more."""
         told = self.standings_told.pop(player_id, None)
         if told is not None:
             self.followed_in_order.discard((told[1], player_id))
+            self.followed_order_changes += 1
 
     def players_to_check(self, size: int) -> list[str]:
         """The next `size` followed players to look at for passes (all of them, when fewer)."""

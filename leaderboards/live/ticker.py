@@ -161,7 +161,7 @@ class Ticker:
                 del sockets.player_followers[player_id]
                 sockets.standing_forget(player_id)
                 sockets.player_told_at.pop(player_id, None)
-                sockets.passed_by.pop(player_id, None)
+                rank_events.passes_forget(sockets, player_id)
                 sockets.tiers_told.pop(player_id, None)
 
     def _stop_watching(self, sockets: SeasonSockets) -> None:

@@ -1,6 +1,7 @@
-"""Who passed whom between two ticks (leaderboards/live/rank_events.py::passes_find), against
-the definition itself: a followed player was passed by every other player whose move started
-below them and ended above them, and a message names the nearest of those."""
+"""Who passed whom between two ticks (leaderboards/live/rank_events.py: passes_find marks the
+followed players passed, passers_fill finds who passed them), against the definition itself: a
+followed player was passed by every other player whose move started below them and ended above
+them, and a message names the nearest of those."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def test_passes_are_every_pass_and_the_nearest_passers_are_kept(followed, moves)
     sockets = _sockets(followed, moves)
 
     passed = rank_events.passes_find(sockets)
+    rank_events.passers_fill(sockets, passed)
 
     assert sorted(passed) == sorted(expected)
     assert len(passed) == len(set(passed))
@@ -68,6 +70,7 @@ def test_a_move_that_passes_thousands_costs_one_entry_per_player_passed():
     sockets = _sockets(followed, moves)
 
     passed = rank_events.passes_find(sockets)
+    rank_events.passers_fill(sockets, passed)
 
     assert len(passed) == 5000
     # The nearest passers of the lowest followed player above every start are the lowest ends.
@@ -80,13 +83,43 @@ def test_a_move_that_passes_thousands_costs_one_entry_per_player_passed():
 
 
 def test_a_tick_reads_as_many_passed_players_as_the_budget_can_tell_the_longest_waiting_first():
-    sockets = _sockets({}, [])
-    sockets.passed_by = {p: {"climber": 99} for p in ("a", "b", "c", "d")}
+    sockets = _sockets({"a": 10, "b": 20, "c": 30, "d": 40}, [("climber", 5, 99)])
     sockets.player_told_at = {"a": 30.0, "b": 10.0, "c": 20.0}  # "d" never told
+    rank_events.passes_find(sockets)
 
     assert rank_events.passed_to_read(sockets, 2) == ["d", "b"]
     assert sorted(rank_events.passed_to_read(sockets, 10)) == ["a", "b", "c", "d"]
     assert rank_events.passed_to_read(sockets, 0) == []
-    # Only the players read have their passers read.
+    # Only the players read have their passers found and read.
     assert rank_events.passers_to_read(sockets, ["b"]) == ["climber"]
+    assert sockets.passed_by == {"b": {"climber": 99}}
     assert rank_events.passers_to_read(sockets, ["nobody"]) == []
+
+
+def test_passes_over_many_ticks_are_found_when_the_player_is_told_and_then_let_go():
+    sockets = _sockets({"waiting": 100, "other": 500}, [("first", 50, 150)])
+    assert rank_events.passes_find(sockets) == ["waiting"]
+    # Later ticks: more passes of the player not told yet, and a fall that passes no one.
+    sockets.moves_pending = [("second", None, 120), ("faller", 400, 90)]
+    assert rank_events.passes_find(sockets) == ["waiting"]
+    sockets.moves_pending = [("third", 90, 600)]
+    assert rank_events.passes_find(sockets) == ["waiting", "other"]
+
+    assert rank_events.passers_to_read(sockets, ["waiting"]) == ["second", "first", "third"]
+    assert sockets.passed_by["waiting"] == {"second": 120, "first": 150, "third": 600}
+
+    # Told: their passes are forgotten, and the moves only they needed let go at the next tick.
+    rank_events.passes_forget(sockets, "waiting")
+    rank_events.passes_forget(sockets, "other")
+    assert rank_events.passes_find(sockets) == []
+    assert sockets.pass_log.movers == []
+    assert sockets.passed_since == {}
+    assert sockets.passed_by == {}
+
+
+def test_a_players_own_move_is_no_pass_of_them():
+    sockets = _sockets({"self": 100}, [("self", 50, 150)])
+    sockets.standing_tell("self", (1, 100))  # told before the notice of its own rise came
+
+    assert rank_events.passes_find(sockets) == []
+    assert sockets.passed_since == {}

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from leaderboards.live.rank_events import passes_find
+from leaderboards.live.rank_events import passers_fill, passes_find
 from leaderboards.live.season_sockets import SeasonSockets
 from seasons.models import Season
 
@@ -25,11 +25,16 @@ def test_the_followed_order_follows_every_tell_and_forget():
         else:
             standing = None if rng.random() < 0.1 else (rng.randrange(1, 9), rng.randrange(20))
             sockets.standing_tell(player_id, standing)
-        assert list(sockets.followed_in_order) == sorted(
+        expected = sorted(
             (standing[1], player)
             for player, standing in sockets.standings_told.items()
             if standing is not None
         )
+        assert list(sockets.followed_in_order) == expected
+        keys, composites, players = sockets.followed_arrays()
+        assert keys == expected
+        assert composites.tolist() == [composite for composite, _ in expected]
+        assert players.tolist() == [player for _, player in expected]
 
 
 def test_a_pass_is_found_from_the_kept_order():
@@ -42,4 +47,5 @@ def test_a_pass_is_found_from_the_kept_order():
     sockets.moves_pending = [("climber", 12, 28)]  # from above "low" to above "mid" (25)
 
     assert passes_find(sockets) == ["mid"]
+    passers_fill(sockets, ["mid"])
     assert sockets.passed_by == {"mid": {"climber": 28}}
