@@ -42,13 +42,12 @@ class PassLog:
         rising = [move for move in moves if move[1] is None or move[1] < move[2]]
         if not rising:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), []
-        movers, starts, ends = zip(*rising, strict=True)
-        movers = list(movers)
+        movers = [move[0] for move in rising]
         # Composites are below 2^53, exact in a double; no standing (None) reads as NaN.
-        befores = np.array(starts, dtype=np.float64)
+        befores = np.array([move[1] for move in rising], dtype=np.float64)
         befores[np.isnan(befores)] = BOTTOM
         befores = befores.astype(np.int64)
-        afters = np.array(ends, dtype=np.int64)
+        afters = np.array([move[2] for move in rising], dtype=np.int64)
         numbers = np.arange(self.end, self.end + len(rising), dtype=np.int64)
         order = np.argsort(afters, kind="stable")
         # One merge of a tick's few moves into the kept ones: O(kept), no sort of them all.
