@@ -116,8 +116,10 @@ async def _push_standing(
     for sub in list(sockets.player_followers.get(player_id, ())):
         for kind, message in pushes:
             sub.push(kind, message)
-        count += 1
-        if (pushed + count) % FANOUT_BATCH == 0:
+        # Each message counts against the budget: a passed player's `overtaken` costs the
+        # process as much as their new rank does.
+        count += len(pushes)
+        if (pushed + count) % FANOUT_BATCH < len(pushes):
             await asyncio.sleep(0)
     return count
 

@@ -329,6 +329,7 @@ class Ticker:
         # A joining friends view's members, so a change right after its first view is seen.
         wanted += [member for sub in newcomers for member in sub.friends_members]
         checked: list[str] = []
+        to_name: list[str] = []
         if read_changes:
             # The players whose own score changed, and as many others as the budget could tell
             # they were passed: the read grows with the budget, not with the sockets.
@@ -337,15 +338,15 @@ class Ticker:
             # Who the moves since the last tick passed; as many of the passed players as the
             # budget could tell are read, with the nearest of those who passed them.
             rank_events.passes_find(sockets)
+            tellable = int(sockets.budget.available())
+            passed = rank_events.passed_to_read(sockets, tellable)
+            # Who passed them is read only for those the budget can tell of it: a passed
+            # player's news is two messages, their rank and `overtaken`.
+            to_name = [*named, *passed[: (tellable + 1) // 2]]
             if every_player:
                 checked = [*sockets.player_followers, *sockets.friend_views]
             else:
-                tellable = int(sockets.budget.available())
-                checked = [
-                    *named,
-                    *rank_events.passed_to_read(sockets, tellable),
-                    *sockets.players_to_check(tellable),
-                ]
+                checked = [*named, *passed, *sockets.players_to_check(tellable)]
         player_ids = list(dict.fromkeys([*checked, *wanted]))
         tops = [*sockets.top_followers, *(sub.top for sub in newcomers)]
         top = max(tops, default=0) if (read_changes or newcomers) else 0
@@ -364,7 +365,7 @@ class Ticker:
                 player_ids=player_ids,
                 arounds=arounds,
                 segment=sockets.segment,
-                named=rank_events.passers_to_read(sockets, checked) if read_changes else None,
+                named=rank_events.passers_to_read(sockets, to_name) if read_changes else None,
                 rules=rules_due,
             )
         except BaseException:
@@ -376,6 +377,10 @@ class Ticker:
         # Players first: each of their messages concerns one socket, so a top that goes to
         # every socket of the process never holds them back.
         await delivery.players_deliver(sockets, reading)
+        if sockets.passed_since:
+            # Passed players the budget could not read or tell yet: the next tick goes on with
+            # them, notice or not.
+            sockets.changed = True
         if top > 0:
             await delivery.top_deliver(sockets, reading)
         for sub in newcomers:

@@ -259,6 +259,41 @@ def test_past_the_fan_out_every_socket_gets_the_new_top_in_turn(scores, settings
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_passed_players_overtaken_is_paid_from_the_budget_like_their_rank(scores, settings):
+    settings.LIVE_FANOUT_PER_SECOND = 2  # a second's worth: one passed player's two messages
+    scores(p1=300, p2=200)
+
+    async def scenario() -> list[list[tuple[float, str, list[str]]]]:
+        sockets = [
+            (await open_socket(f"/ws/v1/leaderboard/global/?top=0&player_id={player}"))[0]
+            for player in ("p1", "p2")
+        ]
+        await sync_to_async(scores)(p3=500)  # passes both
+        heard = []
+        for communicator in sockets:
+            mine: list[tuple[float, str, list[str]]] = []
+            while not any(kind == "overtaken" for _, kind, _ in mine):
+                message = await communicator.receive_json_from(timeout=WAIT)
+                by = [entry["player_id"] for entry in message.get("by", [])]
+                mine.append((time.monotonic(), message["type"], by))
+            heard.append(mine)
+        for communicator in sockets:
+            await communicator.disconnect()
+        return heard
+
+    heard = async_to_sync(scenario)()
+
+    for mine in heard:
+        assert mine[0][1] == "player"
+        assert ("overtaken", ["p3"]) in [(kind, by) for _, kind, by in mine]
+    # The first player's messages (their rank, `overtaken`, and p1's `threshold`: out of the
+    # top 1) spent the budget; the other's waited for it to refill.
+    arrivals = [mine[0] for mine in heard]
+    told = sorted(at for at, _, _ in arrivals)
+    assert told[1] - told[0] > 0.5
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_result_behind_the_player_and_outside_the_top_sends_nothing(scores):
     scores(p1=300, p2=200)
 
