@@ -133,11 +133,13 @@ def passed_to_read(sockets: SeasonSockets, size: int) -> list[str]:
     others keep their passes for a later tick: at peak nearly every followed player is passed at
     every tick, and reading them all (thousands a tick) to tell a hundred was the ticker's
     largest cost."""
-    pending = sockets.passed_since
-    if len(pending) <= size:
-        return list(pending)
     told_at = sockets.player_told_at
-    return heapq.nsmallest(size, pending, key=lambda player: told_at.get(player, -math.inf))
+
+    def turn(player: str) -> tuple[float, str]:
+        # delivery.players_deliver's order: told longest ago first, ties by player id.
+        return told_at.get(player, -math.inf), player
+
+    return heapq.nsmallest(size, sockets.passed_since, key=turn)
 
 
 def passers_to_read(sockets: SeasonSockets, players: Iterable[str]) -> list[str]:
