@@ -408,11 +408,16 @@ LOGGING = {
 }
 
 # The channel layer carries "season changed" notices from mirror workers to every web process's
-# live ticker (leaderboards/live.py). Its keys sit under the leaderboard prefix, so deployments
-# and test runs sharing one Redis never hear each other.
+# live ticker (leaderboards/live/). Over Redis pub/sub: a notice is one PUBLISH, and a ticker
+# reads them from its one subscribed connection as they come, with no round trip each. (The
+# list-based layer took four round trips a notice; at peak, on a saturated box, a ticker read
+# 10-20 a second of the 20-40 sent, and its pushes fell 10 s behind the results.) Its channel
+# names start with the leaderboard prefix, so deployments and test runs sharing one Redis never
+# hear each other. A notice sent while a ticker is disconnected is lost, which the tickers'
+# refresh (every 15 s) makes good.
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {
             "hosts": [
                 {
@@ -421,8 +426,8 @@ CHANNEL_LAYERS = {
                     # through asyncio.wait_for, which on Python 3.11 swallows a cancellation
                     # landing as the write ends (CPython gh-86296): a live ticker's task then
                     # waits on for ever and its web process never stops. The layer's reads end
-                    # by themselves (blocking pops of 5 seconds). A peer that vanished without
-                    # closing is found by TCP instead, within about 25 seconds: keepalive
+                    # by themselves (it polls its subscription every 0.1 s). A peer that
+                    # vanished without closing is found by TCP instead, within about 25 s: keepalive
                     # probes an idle connection, and TCP_USER_TIMEOUT bounds data left
                     # unacknowledged (otherwise retransmitted for some 15 minutes).
                     "socket_timeout": None,
@@ -441,13 +446,6 @@ CHANNEL_LAYERS = {
                 }
             ],
             "prefix": f"{LEADERBOARD_KEY_PREFIX}asgi:",
-            # A notice only says "read again", so a ticker that falls behind may lose some:
-            # each channel holds a bounded number, for a bounded time.
-            "capacity": 1000,
-            "expiry": 30,
-            # A web process that died leaves the season groups within minutes; live tickers
-            # renew their memberships far more often (live.REFRESH_SECONDS).
-            "group_expiry": 300,
         },
     }
 }
