@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leaderboards.live import rank_events
+from leaderboards.live.pass_log import MAX_KEPT_MOVES, PassLog
 from leaderboards.live.season_sockets import SeasonSockets
 from seasons.models import Season
 
@@ -123,3 +124,15 @@ def test_a_players_own_move_is_no_pass_of_them():
 
     assert rank_events.passes_find(sockets) == []
     assert sockets.passed_since == {}
+
+
+def test_the_kept_moves_are_bounded_and_the_oldest_passes_go_untold():
+    log = PassLog()
+    log.append([(f"m{i}", 0, 10 + i) for i in range(MAX_KEPT_MOVES + 10)])
+
+    log.trim(0)  # a pass not told yet since the first move: only the newest are kept
+
+    assert (log.base, len(log.movers), len(log.afters)) == (10, MAX_KEPT_MOVES, MAX_KEPT_MOVES)
+    assert sorted(log.numbers.tolist()) == list(range(10, MAX_KEPT_MOVES + 10))
+    # A player at 5 was passed by every move; the nearest kept ends at 20 (m10's).
+    assert log.passers("p", 5, 0, 3) == {"m10": 20, "m11": 21, "m12": 22}
