@@ -27,21 +27,20 @@ from seasons.reward_tiers import RewardTier, tier_edges, tier_for_rank
 
 from ..store import Move
 from .messages import encode
+from .pass_log import MAX_KEPT_MOVES
 from .reading import OrdinalStanding, RankRules, TickReading
 from .season_sockets import SeasonSockets
 
 # Players named in one `overtaken` message, the nearest first.
 OVERTAKEN_BY = 5
-# Moves a season's sockets keep between two ticks; beyond them the oldest are dropped (their
-# passes then go untold, though the ranks they changed are still pushed).
-MAX_PENDING_MOVES = 50_000
 
 
 def moves_note(sockets: SeasonSockets, moves: list[Move]) -> None:
-    """Keep a notice's moves for the next tick."""
+    """Keep a notice's moves for the next tick: no more than the log keeps (the oldest are
+    dropped; their passes then go untold, though the ranks they changed are still pushed)."""
     sockets.moves_pending.extend(moves)
-    if len(sockets.moves_pending) > MAX_PENDING_MOVES:
-        del sockets.moves_pending[:-MAX_PENDING_MOVES]
+    if len(sockets.moves_pending) > MAX_KEPT_MOVES:
+        del sockets.moves_pending[:-MAX_KEPT_MOVES]
 
 
 def passes_find(sockets: SeasonSockets) -> list[str]:
@@ -99,8 +98,8 @@ def _places(
     as Redis orders them."""
     low = np.searchsorted(composites, values, side="left")
     high = np.searchsorted(composites, values, side="right")
+    find = bisect.bisect_right if after else bisect.bisect_left
     for index in np.flatnonzero(high > low).tolist():  # ties of composites: rare
-        find = bisect.bisect_right if after else bisect.bisect_left
         low[index] = find(players, movers[index], int(low[index]), int(high[index]))
     return low
 
