@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
+from typing import Any
 
 import orjson
+import psycopg
 from django.db.backends.utils import CursorWrapper
 
 from config.building_blocks.errors import Conflict
@@ -74,33 +76,31 @@ RETURNING board_id, match_id, player_id, counted
 # Upsert the totals, compute each new composite score from the row just written, and put it
 # in the mirror's outbox: one statement, so the mirror never reads the totals back.
 #
-# A player is created with their first total of a season (a player starting a second season
-# costs one more probe, answered "exists"): checking every result's player against the
-# players' table cost a read of a random page of it per result, at ten million players most
-# of PostgreSQL's time. `fresh` is read from the statement's snapshot, before its own upsert;
-# the foreign key of the new totals is checked at the end of the statement, after the players.
+# A player is created with their first total of a season: checking every result's player against
+# the players' table cost a read of a random page of it per result, at ten million players most
+# of PostgreSQL's time. A total the upsert inserted (rather than merged into) has no xmax, which
+# is how PostgreSQL tells the two apart in RETURNING: only those players are offered to the
+# players' table (a player starting a second season costs one more probe, answered "exists").
+# The foreign key of the new totals is deferred to the commit, after the players.
 _UPSERT_TOTALS_SQL = """
 WITH contribution AS (
     SELECT * FROM json_to_recordset(%(contributions)s::json)
         AS c(season_id bigint, player_id text, points integer, reached_at timestamptz,
              starts_at timestamptz, lowest_first boolean)
-), fresh AS (
-    INSERT INTO matches_player
-        (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
-    SELECT DISTINCT c.player_id, '', '', '', %(now)s::timestamptz, %(now)s::timestamptz
-    FROM contribution c
-    WHERE NOT EXISTS (
-        SELECT 1 FROM matches_playertotal t
-        WHERE t.season_id = c.season_id AND t.player_id = c.player_id)
-    ORDER BY c.player_id
-    ON CONFLICT (player_id) DO NOTHING
 ), total AS (
     INSERT INTO matches_playertotal AS t (season_id, player_id, points, reached_at, updated_at)
     SELECT season_id, player_id, points, reached_at, %(now)s FROM contribution
     ORDER BY season_id, player_id
     ON CONFLICT (season_id, player_id) DO UPDATE SET {merge},
         updated_at = excluded.updated_at
-    RETURNING t.season_id, t.player_id, t.points, t.reached_at
+    RETURNING t.season_id, t.player_id, t.points, t.reached_at, t.xmax = 0 AS created
+), fresh AS (
+    INSERT INTO matches_player
+        (player_id, display_name, avatar_url, ban_reason, created_at, updated_at)
+    SELECT DISTINCT player_id, '', '', '', %(now)s::timestamptz, %(now)s::timestamptz
+    FROM total WHERE created
+    ORDER BY player_id
+    ON CONFLICT (player_id) DO NOTHING
 ), pending AS (
     INSERT INTO matches_pendingstanding (season_id, player_id, composite, changed_at)
     SELECT total.season_id, total.player_id, {composite}, %(now)s
@@ -110,6 +110,19 @@ WITH contribution AS (
 SELECT pending.id, pending.season_id, pending.player_id, pending.composite, total.points
 FROM pending JOIN total USING (season_id, player_id)
 """
+
+
+def _prepared(cursor: CursorWrapper, sql: str, params: dict[str, object]) -> list[tuple[Any, ...]]:
+    """Run one of the write path's statements as a prepared statement of the connection, and
+    return its rows. Django binds parameters on the client, so PostgreSQL would parse and plan
+    these statements again on every request: 1.2 ms of its CPU for the two of a request of 100
+    results, about a sixth of what the request costs it. Bound on the server and prepared, they
+    are planned once per connection. The statement runs in Django's transaction all the same
+    (same connection), and its errors reach the caller as Django's; only Django's query logging
+    does not see it."""
+    with cursor.db.wrap_database_errors, psycopg.Cursor(cursor.cursor.connection) as prepared:
+        prepared.execute(sql, params, prepare=True)
+        return prepared.fetchall()
 
 
 def _json(rows: list[dict[str, object]]) -> str:
@@ -151,10 +164,10 @@ def results_insert(
         }
         for key, item in to_insert
     ]
-    cursor.execute(_INSERT_RESULTS_SQL, {"now": now, "results": _json(rows)})
+    stored = _prepared(cursor, _INSERT_RESULTS_SQL, {"now": now, "results": _json(rows)})
     return {
         ResultKey(board_id, match_id, player_id): counted
-        for board_id, match_id, player_id, counted in cursor.fetchall()
+        for board_id, match_id, player_id, counted in stored
     }
 
 
@@ -268,7 +281,8 @@ def totals_upsert(
             lowest_first="contribution.lowest_first",
         ),
     )
-    cursor.execute(
+    merged = _prepared(
+        cursor,
         sql,
         {
             "now": now,
@@ -291,7 +305,7 @@ def totals_upsert(
     for c in contributions:
         worsening_in.setdefault(c.player_season.season_id, c.first.board.standings_worsen)
     changes = []
-    for pending_id, season_id, player_id, composite, points in cursor.fetchall():
+    for pending_id, season_id, player_id, composite, points in merged:
         totals[PlayerSeason(season_id, player_id)] = points
         changes.append(
             outbox.StandingChange(

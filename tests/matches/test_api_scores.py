@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 from django.utils import timezone
 
 from leaderboards import store
@@ -324,6 +325,35 @@ def test_a_total_may_not_pass_the_points_limit(post_scores, season):
     assert response.json()["error"]["code"] == "total_limit_exceeded"
     assert MatchResult.objects.count() == 1
     assert PlayerTotal.objects.get().points == 2**29 - 10
+    # the refused statement left the connection's prepared statements usable
+    assert post_scores({"player_id": "p2", "points": 3, "match_id": "m3"}).status_code == 201
+
+
+def test_the_write_paths_statements_are_prepared_once_per_connection(post_scores, season):
+    """Planned once per connection, not per request: their planning was a sixth of PostgreSQL's
+    work for a batch."""
+    for match in ("m1", "m2"):
+        assert post_scores({"player_id": "p1", "points": 3, "match_id": match}).status_code == 201
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    assert sum("INSERT INTO matches_matchresult" in s for s in prepared) == 1
+    assert sum("INSERT INTO matches_playertotal" in s for s in prepared) == 1
+
+
+def test_a_new_player_on_two_boards_in_one_batch_is_created_once(post_scores, season):
+    SeasonFactory(board=BoardFactory(slug="ranked-eu"), slug="s1")
+    batch = [
+        {"player_id": "p-new", "points": 4, "match_id": "m1"},
+        {"player_id": "p-new", "points": 6, "match_id": "m1", "board": "ranked-eu"},
+    ]
+
+    response = post_scores(batch)
+
+    assert response.status_code == 200
+    assert Player.objects.filter(player_id="p-new").count() == 1
+    assert sorted(PlayerTotal.objects.values_list("points", flat=True)) == [4, 6]
 
 
 def test_results_go_to_the_named_board(post_scores, season):
