@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connection
 
 from config.building_blocks.caching import RecentAnswers
 from config.building_blocks.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -31,6 +32,30 @@ def _boards(slugs: set[str]) -> dict[str, Board]:
         for slug in slugs
     }
     return {slug: board for slug, board in boards.items() if board is not None}
+
+
+# The season rows built straight from the cursor's rows: a RawQuerySet maps its columns to
+# fields anew on every call, which was 6% of a web process's time at 6,000 results a second.
+_SEASON_FIELDS = [field.attname for field in Season._meta.concrete_fields]
+_SEASONS_LOCKED_SQL = f"""
+    SELECT {", ".join(field.column for field in Season._meta.concrete_fields)},
+        pg_advisory_xact_lock_shared(%s)
+    FROM {Season._meta.db_table}
+    WHERE board_id = ANY(%s) AND (slug = ANY(%s) OR (starts_at <= %s AND ends_at > %s))
+    ORDER BY id
+    FOR SHARE
+"""
+
+
+def _seasons_locked(
+    board_ids: list[int], slugs: list[str], latest_end: datetime, earliest_end: datetime
+) -> list[Season]:
+    """The boards' seasons named or running when the results ended, share-locked, with the
+    writers' share of the bans lock taken in the same round trip."""
+    with connection.cursor() as cursor:
+        cursor.execute(_SEASONS_LOCKED_SQL, [BANS_LOCK, board_ids, slugs, latest_end, earliest_end])
+        rows = cursor.fetchall()
+    return [Season.from_db(connection.alias, _SEASON_FIELDS, row[:-1]) for row in rows]
 
 
 def resolve(
@@ -67,17 +92,8 @@ def resolve(
             )
     ended = [r.ended_at or now for r in results]
     explicit = {r.season for r in results if r.season}
-    seasons = list(
-        Season.objects.raw(
-            """
-            SELECT *, pg_advisory_xact_lock_shared(%s) AS bans_lock FROM seasons_season
-            WHERE board_id = ANY(%s)
-              AND (slug = ANY(%s) OR (starts_at <= %s AND ends_at > %s))
-            ORDER BY id
-            FOR SHARE
-            """,
-            [BANS_LOCK, [b.id for b in boards.values()], list(explicit), max(ended), min(ended)],
-        )
+    seasons = _seasons_locked(
+        [b.id for b in boards.values()], list(explicit), max(ended), min(ended)
     )
     by_board: dict[int, list[Season]] = defaultdict(list)
     board_of = {board.id: board for board in boards.values()}
