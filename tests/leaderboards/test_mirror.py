@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
+import orjson
 import pytest
 from django.utils import timezone
 
-from leaderboards import services, snapshots, store
+from leaderboards import services, snapshots, store, tasks
 from matches import services as match_services
 from matches.models import PendingStanding, PlayerTotal
 from seasons.scoring import composite_for
@@ -52,6 +53,26 @@ def test_redelivered_mirror_tasks_change_nothing(
             callback()
 
     assert store.scores_of(season.id, ["p1"]) == [expected_composite(total)]
+    assert PendingStanding.objects.count() == 0
+
+
+@pytest.mark.parametrize("form", ["json text", "list of an earlier release"])
+def test_the_mirror_task_takes_its_standings_in_either_message_form(
+    server, season, django_capture_on_commit_callbacks, form
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        server.post(
+            "/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json"
+        )
+    (pending,) = PendingStanding.objects.all()
+    message = [[pending.id, season.id, "p1", pending.composite, False]]
+
+    written = tasks.mirror_standings(
+        orjson.dumps(message).decode() if form == "json text" else message
+    )
+
+    assert written == 1
+    assert store.scores_of(season.id, ["p1"]) == [pending.composite]
     assert PendingStanding.objects.count() == 0
 
 
