@@ -4,7 +4,7 @@ and committed standings that arrive meanwhile go to the worker together, as one 
 At thousands of results a second, one task per request meant hundreds of tasks a second, and
 the worker's cost per task (the message, two database round trips, the Redis pipeline, the live
 notice: about 2 ms, against 4 us per standing) outweighed the writes themselves. With a window
-(MIRROR_COALESCE_SECONDS, 50 ms by default) a process sends at most twenty tasks a second
+(MIRROR_COALESCE_SECONDS, 100 ms by default) a process sends at most ten tasks a second
 however fast results arrive. After a quiet spell the first standing goes at once, so a game that
 posts now and then sees no wait; under load a standing waits at most one window. Publishing
 happens off the request's thread. Nothing is lost if the process dies with standings in memory:
