@@ -81,7 +81,9 @@ RETURNING board_id, match_id, player_id, counted
 # of PostgreSQL's time. A total the upsert inserted (rather than merged into) has no xmax, which
 # is how PostgreSQL tells the two apart in RETURNING: only those players are offered to the
 # players' table (a player starting a second season costs one more probe, answered "exists").
-# The foreign key of the new totals is deferred to the commit, after the players.
+# A freshly inserted row always has no xmax; a merged one shows the locking transaction's, and
+# were that ever not so, its player would only be offered again and skipped (DO NOTHING). The
+# foreign key of the new totals is deferred to the commit, after the players.
 _UPSERT_TOTALS_SQL = """
 WITH contribution AS (
     SELECT * FROM json_to_recordset(%(contributions)s::json)
