@@ -281,8 +281,10 @@ class WebServer(Server):
         # Warnings only: at INFO uvicorn logs every WebSocket's opening and closing.
         args += ["--workers", str(workers), "--lifespan", "off", "--no-access-log"]
         # The Procfile's: no proxy headers of uvicorn's own (config/building_blocks/throttles.py),
-        # no per-message compression (docs/websocket.md, "What a socket costs").
+        # no per-message compression, and uvicorn's sans-I/O WebSocket protocol (docs/websocket.md,
+        # "What a socket costs").
         args += ["--no-proxy-headers", "--ws-per-message-deflate", "false"]
+        args += ["--ws", "websockets-sansio"]
         super().__init__([*args, "--log-level", "warning"], log=log, env=env)
 
     def ready(self) -> bool:

@@ -119,6 +119,9 @@ def live_stack(season: Any, api_key: str, tmp_path: Path) -> Iterator[LiveStack]
                 "--lifespan",
                 "off",
                 "--no-access-log",
+                # The Procfile's WebSocket protocol.
+                "--ws",
+                "websockets-sansio",
             ],
             log=tmp_path / f"web-{port}.log",
             env=env,

@@ -146,7 +146,7 @@ class Site:
         self.web = Process(
             "web",
             [str(BIN / "uvicorn"), "server.asgi:application", "--host", "127.0.0.1"]
-            + ["--port", str(port), "--no-access-log"],
+            + ["--port", str(port), "--no-access-log", "--ws", "websockets-sansio"],
             env=self.env,
             logs=self.logs,
         ).start()
