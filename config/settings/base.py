@@ -189,8 +189,8 @@ LEADERBOARD_SEASON_CACHE_SECONDS = env.float("LEADERBOARD_SEASON_CACHE_SECONDS",
 # A web process queues the mirror at most once in this many seconds: committed standings that
 # arrive meanwhile wait and go as one task; after a quiet spell the first goes at once (0: one
 # task per request, at once). The worker's cost is mostly per task (leaderboards/coalescing.py):
-# at 6,000 results a second, 100 ms instead of 50 took a third off the worker's CPU and 15% off
-# the whole write path's, for about 50 ms more freshness (bench/README.md).
+# at 6,000 results a second, 100 ms instead of 50 took a third off the worker's CPU and about a
+# tenth off the whole write path's, for about 50 ms more freshness (bench/README.md).
 MIRROR_COALESCE_SECONDS = env.float("MIRROR_COALESCE_SECONDS", default=0.1)
 # Live pushes a web process spends a second, per season, on what other players' results
 # changed (a new top, a player passed), a second's worth at most at once; a player's own new

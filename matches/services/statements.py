@@ -78,12 +78,11 @@ RETURNING board_id, match_id, player_id, counted
 #
 # A player is created with their first total of a season: checking every result's player against
 # the players' table cost a read of a random page of it per result, at ten million players most
-# of PostgreSQL's time. A total the upsert inserted (rather than merged into) has no xmax, which
-# is how PostgreSQL tells the two apart in RETURNING: only those players are offered to the
-# players' table (a player starting a second season costs one more probe, answered "exists").
-# A freshly inserted row always has no xmax; a merged one shows the locking transaction's, and
-# were that ever not so, its player would only be offered again and skipped (DO NOTHING). The
-# foreign key of the new totals is deferred to the commit, after the players.
+# of PostgreSQL's time. Only the totals the upsert inserted offer their player to the players'
+# table (a player starting a second season costs one more probe, answered "exists"); RETURNING
+# tells them by their xmax: a freshly inserted row has none, a merged one the locking
+# transaction's (were that ever not so, its player would only be offered again and skipped by
+# DO NOTHING). The foreign key of the new totals is deferred to the commit, after the players.
 _UPSERT_TOTALS_SQL = """
 WITH contribution AS (
     SELECT * FROM json_to_recordset(%(contributions)s::json)
