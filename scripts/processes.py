@@ -31,6 +31,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # REDIS_ENGINE's values, with the names they are shown by.
 REDIS_ENGINES = {"redis": "Redis", "valkey": "Valkey"}
+# How the Procfile's web process serves, for every server started here and by the tests: no
+# proxy headers of uvicorn's own (config/building_blocks/throttles.py), no per-message
+# compression, and uvicorn's sans-I/O WebSocket protocol (docs/websocket.md, "What a socket
+# costs").
+SERVING_OPTIONS = [
+    "--no-proxy-headers",
+    "--ws-per-message-deflate",
+    "false",
+    "--ws",
+    "websockets-sansio",
+]
 
 T = TypeVar("T")
 
@@ -280,11 +291,7 @@ class WebServer(Server):
         args = [str(BIN / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(self.port)]
         # Warnings only: at INFO uvicorn logs every WebSocket's opening and closing.
         args += ["--workers", str(workers), "--lifespan", "off", "--no-access-log"]
-        # The Procfile's: no proxy headers of uvicorn's own (config/building_blocks/throttles.py),
-        # no per-message compression, and uvicorn's sans-I/O WebSocket protocol (docs/websocket.md,
-        # "What a socket costs").
-        args += ["--no-proxy-headers", "--ws-per-message-deflate", "false"]
-        args += ["--ws", "websockets-sansio"]
+        args += SERVING_OPTIONS
         super().__init__([*args, "--log-level", "warning"], log=log, env=env)
 
     def ready(self) -> bool:

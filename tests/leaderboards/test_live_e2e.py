@@ -24,6 +24,7 @@ from django.db import connection
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from scripts.processes import SERVING_OPTIONS
 from tests.fault.procs import BIN, Process, RedisServer, free_port, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -119,9 +120,7 @@ def live_stack(season: Any, api_key: str, tmp_path: Path) -> Iterator[LiveStack]
                 "--lifespan",
                 "off",
                 "--no-access-log",
-                # The Procfile's WebSocket protocol.
-                "--ws",
-                "websockets-sansio",
+                *SERVING_OPTIONS,
             ],
             log=tmp_path / f"web-{port}.log",
             env=env,

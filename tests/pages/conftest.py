@@ -29,7 +29,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from matches.models import GameServer
-from scripts.processes import apt_install
+from scripts.processes import SERVING_OPTIONS, apt_install
 from tests.fault import procs
 from tests.fault.procs import free_port, wait_until
 from tests.served_database import database_url, stack_sessions
@@ -146,7 +146,7 @@ class Site:
         self.web = Process(
             "web",
             [str(BIN / "uvicorn"), "server.asgi:application", "--host", "127.0.0.1"]
-            + ["--port", str(port), "--no-access-log", "--ws", "websockets-sansio"],
+            + ["--port", str(port), "--no-access-log", *SERVING_OPTIONS],
             env=self.env,
             logs=self.logs,
         ).start()
