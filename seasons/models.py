@@ -160,6 +160,10 @@ class Board(models.Model):
                 & Q(AllAbove(Value(0), F("rank_thresholds"))),
                 name="board_rank_thresholds_positive_and_few",
             ),
+            models.CheckConstraint(
+                condition=Q(season_grace_period__gte=timedelta(0)),
+                name="board_season_grace_not_negative",
+            ),
         ]
         # Beyond Django's add/change/delete/view: the console's actions whose effect players
         # see at once (docs/operations.md, "Who may do what").
@@ -198,6 +202,8 @@ class Board(models.Model):
         else:
             # A cron expression left over from an earlier cron schedule means nothing now.
             self.schedule_cron = ""
+        if self.season_grace_period is not None and self.season_grace_period < timedelta(0):
+            raise ValidationError({"season_grace_period": "The grace period cannot be negative."})
         if len(set(self.segment_dimensions)) != len(self.segment_dimensions):
             raise ValidationError({"segment_dimensions": "Name each dimension once."})
         if len(set(self.rank_thresholds)) != len(self.rank_thresholds):

@@ -169,26 +169,38 @@ def test_the_season_add_form_never_answers_500(
     assert response.status_code in (200, 302)
 
 
-def test_a_tier_from_rank_10_to_5_is_a_form_error_in_words_and_nothing_is_saved(operator):
-    board = {
-        "slug": "tiers",
-        "name": "Tiers",
-        "score_operator": "sum",
-        "sort_order": "highest_first",
-        "schedule": "none",
-        "schedule_cron": "",
-        "schedule_timezone": "UTC",
-        "max_points_per_result": "",
-        "season_grace_period": "01:00:00",
-        "keep_closed_standings_days": "7",
-    }
+TIERS_BOARD = {
+    "slug": "tiers",
+    "name": "Tiers",
+    "score_operator": "sum",
+    "sort_order": "highest_first",
+    "schedule": "none",
+    "schedule_cron": "",
+    "schedule_timezone": "UTC",
+    "max_points_per_result": "",
+    "season_grace_period": "01:00:00",
+    "keep_closed_standings_days": "7",
+}
 
+
+def test_a_tier_from_rank_10_to_5_is_a_form_error_in_words_and_nothing_is_saved(operator):
     response = operator.post(
         "/admin/seasons/board/add/",
-        {**board, **_tiers([("10", "5", "", "gold")]), **_seasons([])},
+        {**TIERS_BOARD, **_tiers([("10", "5", "", "gold")]), **_seasons([])},
     )
 
     assert response.status_code == 200
     text = response.content.decode().replace("&#x27;", "'")
     assert "The range ends before it starts: 'to' (5) must be at least 'from' (10)." in text
     assert (Board.objects.count(), RewardTier.objects.count()) == (0, 0)
+
+
+def test_a_negative_grace_for_the_boards_seasons_is_a_form_error_and_nothing_is_saved(operator):
+    # (found by the fuzz: the board was saved, then planning its first season answered 500)
+    board = {**TIERS_BOARD, "schedule": "weekly", "season_grace_period": "-1 00:00:00"}
+
+    response = operator.post("/admin/seasons/board/add/", {**board, **_tiers([]), **_seasons([])})
+
+    assert response.status_code == 200
+    assert "The grace period cannot be negative." in response.content.decode()
+    assert (Board.objects.count(), Season.objects.count()) == (0, 0)
