@@ -35,12 +35,17 @@ STALLED_SECONDS = 5.0
 EDGE_SECONDS = 10.0
 PROBE_PREFIX = "probe-"
 Backlog = dict[str, int]  # the mirror's work left: unmirrored totals, queued tasks
+# The outbox's standings (a row holds one write's, by season).
+UNMIRRORED_SQL = """
+    SELECT count(*) FROM matches_pendingstanding p, jsonb_each(p.standings) AS season,
+        jsonb_array_elements(season.value)
+"""
 
 
 def mirror_backlog(env: BenchEnvironment, conn: psycopg.Connection[Any]) -> Backlog:
     """Totals committed but still in the mirror's outbox, and mirror tasks queued in the broker
     or taken but not done (acks_late keeps those in Redis's `unacked` hash)."""
-    unmirrored = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()[0]
+    unmirrored = conn.execute(UNMIRRORED_SQL).fetchone()[0]
     broker = redis.Redis.from_url(env.broker_url, socket_timeout=5)
     # The bench's queue, or Celery's default one where the settings do not name queues.
     queued = broker.llen(QUEUE) + broker.llen("celery") + broker.hlen("unacked")

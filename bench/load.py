@@ -55,12 +55,15 @@ def bench_reset(env: BenchEnvironment) -> None:
     redis_cleanup(env)
 
 
-def season_reused(env: BenchEnvironment, *, players: int) -> Season | None:
-    """The season a previous run loaded, when it is the only one, still open, and has `players`
-    totals: its outbox and keys are emptied so the rebuild starts level. None: load a new one."""
+def season_reused(env: BenchEnvironment, *, players: int, segments: bool) -> Season | None:
+    """The season a previous run loaded, when it is the only one, still open, segmented as asked
+    and has `players` totals: its outbox and keys are emptied so the rebuild starts level. None:
+    load a new one."""
     found = list(Season.objects.select_related("board")[:2])
     season = found[0] if len(found) == 1 and found[0].state == SeasonState.OPEN else None
-    if season is None or PlayerTotal.objects.filter(season=season).count() != players:
+    if season is None or bool(season.board.segment_dimensions) != segments:
+        return None
+    if PlayerTotal.objects.filter(season=season).count() != players:
         return None
     PendingStanding.objects.all().delete()
     GameServer.objects.all().delete()

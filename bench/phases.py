@@ -80,14 +80,18 @@ def run(options: argparse.Namespace, env: BenchEnvironment, wrk: str, h2load: st
 
 def _phases(bench: Bench) -> None:
     results, options, env, phase = bench.results, bench.options, bench.env, bench.phases.phase
-    players, seed = options.players, options.seed
+    players, seed, segmented = options.players, options.seed, options.segments
     with phase("reset", fatal=True):
-        reused = load.season_reused(env, players=players) if options.reuse_season else None
+        reused = (
+            load.season_reused(env, players=players, segments=segmented)
+            if options.reuse_season
+            else None
+        )
         if reused is None:
             load.bench_reset(env)
     with phase("season", fatal=True):
-        now, segments = timezone.now(), options.segments
-        measured = bench.season = reused or load.season_prepare(now=now, segments=segments)
+        now = timezone.now()
+        measured = bench.season = reused or load.season_prepare(now=now, segments=segmented)
         bench.api_key = load.game_server_key()
         results["season"] = {
             "board": measured.board.slug, "season": measured.slug, "id": measured.pk,

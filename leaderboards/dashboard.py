@@ -20,7 +20,6 @@ from datetime import datetime, timedelta
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Min
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -29,7 +28,7 @@ from django.utils import timezone
 from config.building_blocks.admin import in_zones
 from config.building_blocks.charts import TimeChart, time_chart
 from config.building_blocks.errors import error_body
-from matches.models import PendingStanding
+from matches.selectors import standings_waiting_by_season
 from seasons.models import Board, Season, SeasonState
 from seasons.selectors import season_current, season_next
 
@@ -94,12 +93,7 @@ def _minute_counts(now: datetime) -> list[dict[int, int]]:
 def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
     now = now or timezone.now()
     minutes = _minute_counts(now)
-    pending = {
-        row["season_id"]: row
-        for row in PendingStanding.objects.values("season_id")
-        .annotate(rows=Count("*"), oldest=Min("changed_at"))
-        .order_by()
-    }
+    pending = standings_waiting_by_season()
     health = []
     for board in Board.objects.order_by("slug"):
         current = season_current(board=board, now=now)
@@ -126,9 +120,9 @@ def boards_health(*, now: datetime | None = None) -> list[BoardHealth]:
                 else None,
                 results_last_minute=minutes[0].get(board.pk, 0),
                 results_last_hour=sum(minute.get(board.pk, 0) for minute in minutes),
-                pending=waiting["rows"] if waiting else 0,
+                pending=waiting.count if waiting else 0,
                 mirror_lag_seconds=(
-                    max(0.0, (now - waiting["oldest"]).total_seconds()) if waiting else 0.0
+                    max(0.0, (now - waiting.oldest).total_seconds()) if waiting else 0.0
                 ),
                 drift=run.drift if run is not None else None,
                 running=running,

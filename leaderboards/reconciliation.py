@@ -73,7 +73,14 @@ class Tally:
 # check constraint). The totals' composites are computed by PostgreSQL, by the same arithmetic
 # as composite_for (seasons/scoring.py), so no timestamp is loaded into Python.
 _OF_CHUNK = "season_id = %(season)s AND player_id = ANY(string_to_array(%(players)s, ','))"
-_PENDING = f"SELECT player_id FROM {PendingStanding._meta.db_table} WHERE {_OF_CHUNK}"
+# The chunk's players with a standing of the season in the mirror's outbox (each row holds one
+# write's standings by season: {"<season id>": [["<player id>", composite], ...]}).
+_PENDING = f"""
+    SELECT standing ->> 0 FROM {PendingStanding._meta.db_table} p,
+        jsonb_array_elements(p.standings -> %(season)s::text) AS standing
+    WHERE p.standings ? %(season)s::text
+      AND standing ->> 0 = ANY(string_to_array(%(players)s, ','))
+"""
 _KNOWN = f"SELECT player_id FROM {PlayerTotal._meta.db_table} WHERE {_OF_CHUNK}"
 _COMPOSITE = composite_sql(
     points="t.points",

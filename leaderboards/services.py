@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 # The sweep leaves younger outbox rows to the tasks already queued for them.
 SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
+# Outbox rows read at a time (each holds one write's standings, up to a batch's).
+SWEEP_ROWS_PAGE = 100
 # Bans' refreshes one sweep applies at most (each is a few queries and one Redis round trip).
 PLAYER_REFRESH_SWEEP_LIMIT = 1000
 
@@ -118,7 +120,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
         crossings_announce(live_seasons, mirrored.crossings)
         cursor.execute(
             "DELETE FROM matches_pendingstanding WHERE id = ANY(%s)",
-            [sorted(c.pending_id for c in changes)],
+            [sorted({c.pending_id for c in changes})],
         )
     return mirrored.written
 
@@ -207,30 +209,46 @@ def totals_mirror_pending(
     *, limit: int = SWEEP_LIMIT, older_than: timedelta = SWEEP_AFTER, season: Season | None = None
 ) -> int:
     """The sweep: mirror standings committed but still in the outbox (a task lost with its
-    worker or its broker, a Redis outage). Returns how many outbox rows it handled."""
+    worker or its broker, a Redis outage), about `limit` at most, whole outbox rows in the order
+    they were written. With a season, the rows holding standings of it (and their other
+    standings along). Returns how many standings it handled."""
     pending = PendingStanding.objects.filter(changed_at__lt=timezone.now() - older_than)
     if season is not None:
-        pending = pending.filter(season=season)
-    rows = list(pending.select_related("season__board").order_by("id")[:limit])
-    if not rows:
+        pending = pending.filter(standings__has_key=str(season.pk))
+    standings: list[tuple[int, int, str, int]] = []  # outbox row, season, player, composite
+    after = 0
+    while len(standings) < limit:
+        rows = list(pending.filter(pk__gt=after).order_by("pk")[:SWEEP_ROWS_PAGE])
+        if not rows:
+            break
+        after = rows[-1].pk
+        for row in rows:
+            standings.extend(
+                (row.pk, season_id, player_id, composite)
+                for season_id, players in row.season_standings().items()
+                for player_id, composite in players
+            )
+            if len(standings) >= limit:
+                break
+    if not standings:
         return 0
     # A ban whose refresh task was lost too: applied first, so a banned player's standing is
     # not mirrored (through the bans' outbox, so it cannot undo a later unban's refresh).
-    players_refresh_owed(player_ids={row.player_id for row in rows})
+    players_refresh_owed(player_ids={player_id for _, _, player_id, _ in standings})
+    seasons = Season.objects.filter(pk__in={season_id for _, season_id, _, _ in standings})
+    worsening = {
+        season.pk: season.board.standings_worsen for season in seasons.select_related("board")
+    }
+    # A season gone since keeps no standings; its changes still carry their rows' ids, so the
+    # mirror drops the rows.
     standings_mirror(
         changes=[
-            StandingChange(
-                row.pk,
-                row.season_id,
-                row.player_id,
-                row.composite,
-                row.season.board.standings_worsen,
-            )
-            for row in rows
+            StandingChange(row_id, season_id, player_id, composite, worsening.get(season_id, False))
+            for row_id, season_id, player_id, composite in standings
         ]
     )
-    logger.info("sweep mirrored %d pending standings", len(rows))
-    return len(rows)
+    logger.info("sweep mirrored %d pending standings", len(standings))
+    return len(standings)
 
 
 def mirror_lag_seconds(*, now: datetime | None = None) -> float:
@@ -288,7 +306,9 @@ def season_checked_through(*, season: Season, at: datetime) -> None:
     rebuilt. Totals still in the mirror's outbox are not in Redis yet, so the point is moved back
     to the oldest of them: their writes come later, and a Redis that loses those must be
     re-checked from before them."""
-    oldest = PendingStanding.objects.filter(season=season).aggregate(at=Min("changed_at"))["at"]
+    oldest = PendingStanding.objects.filter(standings__has_key=str(season.pk)).aggregate(
+        at=Min("changed_at")
+    )["at"]
     through = at if oldest is None else min(at, oldest)
     store.checked_through_set(season.pk, through.timestamp(), shards=season.shards)
 

@@ -227,29 +227,34 @@ class PlayerTotal(models.Model):
 
 
 class PendingStanding(models.Model):
-    """The outbox of the mirror: a total committed here whose new standing Redis may not show yet.
+    """The outbox of the mirror: the totals one write committed here, whose new standings Redis
+    may not show yet.
 
-    The write path adds one row per changed total in the same transaction, carrying the composite
-    score it computed; the mirror writes it to the season's sorted set and deletes the row, and
-    the sweep mirrors rows whose task never ran. The table stays small (rows live for
-    milliseconds), so finding what is unmirrored never scans the totals.
+    The write path adds one row per statement that merges totals (one per request and scoring
+    rule), in the same transaction, holding each new standing as the composite score it computed:
+    `{"<season id>": [["<player id>", composite], ...], ...}`. The mirror writes them to the
+    seasons' sorted sets and deletes the row; the sweep mirrors rows whose task never ran. The
+    table stays small (rows live for milliseconds), so finding what is unmirrored never scans the
+    totals. One row per write, not per standing: a row per standing was an insert, an index entry
+    and a delete per result, about a tenth of PostgreSQL's work on the write path.
+
+    The row's id is also the stamp of its standings against corrections (leaderboards/services.py,
+    _standings_stamp): taken from the sequence while the write holds its seasons in share mode.
     """
 
-    # No foreign-key constraint: a row lives for milliseconds, and checking the season on each
-    # of thousands of inserts a second would cost more than it guards.
-    season = models.ForeignKey(
-        "seasons.Season",
-        on_delete=models.DO_NOTHING,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-    player_id = models.CharField(max_length=PLAYER_ID_MAX_LENGTH)
-    composite = models.BigIntegerField()
+    standings = models.JSONField()
     changed_at = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"{self.player_id}@{self.season_id}: {self.composite}"
+        count = sum(len(players) for players in self.standings.values())
+        return f"{count} standings in seasons {', '.join(self.standings)}"
+
+    def season_standings(self) -> dict[int, list[tuple[str, int]]]:
+        """The row's standings by season: (player id, composite) each."""
+        return {
+            int(season_id): [(str(player_id), int(composite)) for player_id, composite in players]
+            for season_id, players in self.standings.items()
+        }
 
 
 class PendingPlayerRefresh(models.Model):

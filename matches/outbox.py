@@ -1,9 +1,9 @@
 """How committed totals reach the ranking store, without this app importing it.
 
-The write path records each changed total as a PendingStanding row in its own transaction and,
-once that commits, hands the new standings to whatever the ranking store connected here (the
-leaderboards app connects its mirror task when Django starts). A handler that is missing or
-fails loses nothing: the rows stay until the sweep mirrors them.
+The write path records the totals it changed in a PendingStanding row in its own transaction
+(one row per write) and, once that commits, hands the new standings to whatever the ranking
+store connected here (the leaderboards app connects its mirror task when Django starts). A
+handler that is missing or fails loses nothing: the rows stay until the sweep mirrors them.
 
 Bans go the same way: a ban, an unban or a lifted temporary ban writes a PendingPlayerRefresh
 row in its own transaction, and once that commits the player is handed up to have their live
@@ -24,7 +24,9 @@ logger = logging.getLogger(__name__)
 class StandingChange:
     """A player's new standing in a season, as the write path committed it."""
 
-    pending_id: int  # the PendingStanding row to delete once Redis shows it
+    # The PendingStanding row to delete once Redis shows it (shared by the write's standings),
+    # and the standing's stamp against corrections.
+    pending_id: int
     season_id: int
     player_id: str
     composite: int

@@ -1,8 +1,32 @@
-"""Reads of players kept here: whether a player was ever seen, and their friends."""
+"""Reads of players kept here (whether a player was ever seen, their friends) and of the
+mirror's outbox."""
 
 from __future__ import annotations
 
-from .models import Player
+from datetime import datetime
+from typing import NamedTuple
+
+from django.db import connection
+
+from .models import PendingStanding, Player
+
+
+class Waiting(NamedTuple):
+    count: int  # standings committed, not yet in Redis
+    oldest: datetime  # when the oldest of them was committed
+
+
+def standings_waiting_by_season() -> dict[int, Waiting]:
+    """The mirror's outbox by season: how many standings wait, and since when."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT season.key::bigint, sum(jsonb_array_length(season.value)), min(p.changed_at)
+            FROM {PendingStanding._meta.db_table} p, jsonb_each(p.standings) AS season
+            GROUP BY 1
+            """
+        )
+        return {season_id: Waiting(count, oldest) for season_id, count, oldest in cursor}
 
 
 def player_friends(player_id: str) -> list[str] | None:

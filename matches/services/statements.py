@@ -73,8 +73,8 @@ ON CONFLICT (board_id, match_id, player_id) DO NOTHING
 RETURNING board_id, match_id, player_id, counted
 """
 
-# Upsert the totals, compute each new composite score from the row just written, and put it
-# in the mirror's outbox: one statement, so the mirror never reads the totals back.
+# Upsert the totals, compute each new composite score from the row just written, and put them
+# in the mirror's outbox as one row: one statement, so the mirror never reads the totals back.
 #
 # A player is created with their first total of a season: checking every result's player against
 # the players' table cost a read of a random page of it per result, at ten million players most
@@ -102,14 +102,20 @@ WITH contribution AS (
     FROM total WHERE created
     ORDER BY player_id
     ON CONFLICT (player_id) DO NOTHING
-), pending AS (
-    INSERT INTO matches_pendingstanding (season_id, player_id, composite, changed_at)
-    SELECT total.season_id, total.player_id, {composite}, %(now)s
+), standing AS (
+    SELECT total.season_id, total.player_id, {composite} AS composite, total.points
     FROM total JOIN contribution USING (season_id, player_id)
-    RETURNING id, season_id, player_id, composite
+), pending AS (
+    INSERT INTO matches_pendingstanding (standings, changed_at)
+    SELECT jsonb_object_agg(season_id::text, players), %(now)s FROM (
+        SELECT season_id, jsonb_agg(jsonb_build_array(player_id, composite)) AS players
+        FROM standing GROUP BY season_id
+    ) AS by_season
+    HAVING count(*) > 0
+    RETURNING id
 )
-SELECT pending.id, pending.season_id, pending.player_id, pending.composite, total.points
-FROM pending JOIN total USING (season_id, player_id)
+SELECT pending.id, standing.season_id, standing.player_id, standing.composite, standing.points
+FROM standing, pending
 """
 
 
@@ -302,6 +308,7 @@ def totals_upsert(
             ),
         },
     )
+    # Every standing carries its outbox row's id, the same for the whole statement.
     worsening_in: dict[int, bool] = {}
     for c in contributions:
         worsening_in.setdefault(c.player_season.season_id, c.first.board.standings_worsen)

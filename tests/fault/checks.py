@@ -124,7 +124,10 @@ def standings_problems(
 
 def unmirrored(conn: psycopg.Connection) -> int:
     """Standings committed that the mirror has not written yet (its outbox)."""
-    row = conn.execute("SELECT count(*) FROM matches_pendingstanding").fetchone()
+    row = conn.execute(
+        "SELECT count(*) FROM matches_pendingstanding p, jsonb_each(p.standings) AS season,"
+        " jsonb_array_elements(season.value)"
+    ).fetchone()
     assert row is not None
     return int(row[0])
 

@@ -69,7 +69,9 @@ def weekly():
             received_at=NOW.replace(hour=hour, minute=minute, second=second),
         )
     PendingStanding.objects.create(
-        season=running, player_id="p9", composite=1, changed_at=NOW - timedelta(seconds=4)
+        # one write's standings: two in the running season, one in a season of another board
+        standings={str(running.pk): [["p9", 1], ["p8", 2]], str(running.pk + 1000): [["p9", 3]]},
+        changed_at=NOW - timedelta(seconds=4),
     )
     ReconciliationRun.objects.create(
         season=running, kind="recent", checked=10, drift=2, fixed=2, started_at=NOW, finished_at=NOW
@@ -85,7 +87,7 @@ def test_the_dashboard_rows_say_exactly_what_each_board_is_doing(weekly):
 
     row = health["weekly"]
     assert (row.players, row.results_last_minute, row.results_last_hour) == (3, 1, 3)
-    assert (row.pending, row.mirror_lag_seconds, row.drift) == (1, 4.0, 2)
+    assert (row.pending, row.mirror_lag_seconds, row.drift) == (2, 4.0, 2)
     assert (row.running.slug, row.running_left) == ("w2", timedelta(days=2, hours=3))
     assert (row.upcoming.slug, row.upcoming_in) == ("w3", timedelta(days=2, hours=3))
     assert (row.last_close.slug, row.last_close_seconds) == ("w1", "42.5")

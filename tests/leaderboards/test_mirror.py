@@ -39,6 +39,56 @@ def test_a_crash_between_commit_and_mirror_is_repaired_by_the_sweep(server, seas
     assert services.mirror_lag_seconds() == 0.0
 
 
+def test_a_batch_on_two_boards_leaves_one_outbox_row_per_scoring_rule_with_every_standing(
+    server, season
+):
+    # given: a best-score board beside the running sum board
+    best = SeasonFactory(board=BoardFactory(slug="speed", score_operator="best"))
+    body = [
+        {"player_id": "p1", "points": 5, "match_id": "m1"},
+        {"player_id": "p2", "points": 9, "match_id": "m1"},
+        {"player_id": "p1", "points": 4, "match_id": "m2"},
+        {"board": "speed", "player_id": "p1", "points": 7, "match_id": "m1"},
+    ]
+
+    # when: committed, with the mirror never run
+    assert server.post("/api/v1/scores", body, format="json").status_code == 200
+
+    # then: one row for the sums and one for the bests, holding each new standing once
+    rows = [row.season_standings() for row in PendingStanding.objects.order_by("pk")]
+    totals = {(t.season_id, t.player_id): t for t in PlayerTotal.objects.all()}
+    assert [sorted(row) for row in rows] == [[season.pk], [best.pk]]
+    assert rows[0][season.pk] == [
+        ("p1", expected_composite(totals[season.pk, "p1"])),
+        ("p2", expected_composite(totals[season.pk, "p2"])),
+    ]
+    assert rows[1][best.pk] == [("p1", expected_composite(totals[best.pk, "p1"]))]
+
+
+def test_the_sweep_takes_whole_outbox_rows_and_a_close_takes_the_rows_of_its_season(server, season):
+    other = SeasonFactory(board=BoardFactory(slug="speed"))
+    batch = [{"player_id": f"p{i}", "points": i, "match_id": "m1"} for i in range(1, 4)]
+    server.post("/api/v1/scores", batch, format="json")
+    server.post(
+        "/api/v1/scores",
+        {"board": "speed", "player_id": "q", "points": 1, "match_id": "m1"},
+        format="json",
+    )
+
+    # a season's sweep (as its close runs it) leaves the other season's row alone
+    assert services.totals_mirror_pending(season=season, older_than=timedelta(0), limit=1) == 3
+    assert store.board_size(season.pk) == 3
+    assert store.board_size(other.pk) == 0
+    (left,) = PendingStanding.objects.all()
+    assert left.season_standings() == {
+        other.pk: [("q", expected_composite(PlayerTotal.objects.get(player_id="q")))]
+    }
+
+    assert services.totals_mirror_pending(older_than=timedelta(0)) == 1
+    assert store.board_size(other.pk) == 1
+    assert PendingStanding.objects.count() == 0
+
+
 def test_redelivered_mirror_tasks_change_nothing(
     server, season, django_capture_on_commit_callbacks
 ):
@@ -65,14 +115,15 @@ def test_the_mirror_task_takes_its_standings_in_either_message_form(
             "/api/v1/scores", {"player_id": "p1", "points": 5, "match_id": "m1"}, format="json"
         )
     (pending,) = PendingStanding.objects.all()
-    message = [[pending.id, season.id, "p1", pending.composite, False]]
+    ((player_id, composite),) = pending.season_standings()[season.id]
+    message = [[pending.id, season.id, player_id, composite, False]]
 
     written = tasks.mirror_standings(
         orjson.dumps(message).decode() if form == "json text" else message
     )
 
     assert written == 1
-    assert store.scores_of(season.id, ["p1"]) == [pending.composite]
+    assert store.scores_of(season.id, ["p1"]) == [composite]
     assert PendingStanding.objects.count() == 0
 
 

@@ -60,7 +60,7 @@ def busy_minutes(season, flush_by_hand):
             process_counts().response(status)
         flush_by_hand()
     PendingStanding.objects.create(
-        season=season, player_id="p9", composite=1, changed_at=NOW - timedelta(seconds=4)
+        standings={str(season.pk): [["p9", 1]]}, changed_at=NOW - timedelta(seconds=4)
     )
 
 

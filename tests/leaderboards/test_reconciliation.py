@@ -65,7 +65,8 @@ def test_unmirrored_totals_are_lag_not_drift(season, mirrored):
     # a total changed and committed with its outbox row, not mirrored yet
     PlayerTotal.objects.filter(pk=mirrored[0].pk).update(points=99)
     PendingStanding.objects.create(
-        season=season, player_id=mirrored[0].player_id, composite=1, changed_at=timezone.now()
+        standings={str(season.pk): [["someone-else", 5], [mirrored[0].player_id, 1]]},
+        changed_at=timezone.now(),
     )
 
     tally = reconciliation.season_reconcile(season=season)
