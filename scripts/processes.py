@@ -33,14 +33,14 @@ BIN = Path(sys.executable).parent
 REDIS_ENGINES = {"redis": "Redis", "valkey": "Valkey"}
 # How the Procfile's web process serves, for every server started here and by the tests: no
 # proxy headers of uvicorn's own (config/building_blocks/throttles.py), no per-message
-# compression, and uvicorn's sans-I/O WebSocket protocol (docs/websocket.md, "What a socket
-# costs").
+# compression, and uvicorn's sans-I/O WebSocket protocol holding less a socket
+# (server/websocket_protocol.py; docs/websocket.md, "What a socket costs").
 SERVING_OPTIONS = [
     "--no-proxy-headers",
     "--ws-per-message-deflate",
     "false",
     "--ws",
-    "websockets-sansio",
+    "server.websocket_protocol:WebSocketProtocol",
 ]
 
 T = TypeVar("T")
