@@ -78,13 +78,28 @@ class MirrorCoalescer:
             self.flush()
 
     def _send_in_tasks(self, changes: list[StandingChange]) -> None:
-        for start in range(0, len(changes), TASK_CHANGES):
+        for task in _tasks(changes):
             try:
-                self._send(changes[start : start + TASK_CHANGES])
+                self._send(task)
             except Exception:
                 # Confirmed already: the outbox keeps them for the sweep.
                 logger.warning(
                     "could not queue the mirror of %d standings; the sweep will",
-                    len(changes),
+                    len(task),
                     exc_info=True,
                 )
+
+
+def _tasks(changes: list[StandingChange]) -> list[list[StandingChange]]:
+    """The changes in tasks of about TASK_CHANGES, each outbox row's standings in one task: the
+    task that mirrors a row deletes it, so a row split across two tasks would leave the second
+    one's standings outside the outbox, lost to the sweep if that task were lost."""
+    rows: dict[int, list[StandingChange]] = {}
+    for change in changes:
+        rows.setdefault(change.pending_id, []).append(change)
+    tasks: list[list[StandingChange]] = [[]]
+    for row in rows.values():
+        if tasks[-1] and len(tasks[-1]) + len(row) > TASK_CHANGES:
+            tasks.append([])
+        tasks[-1].extend(row)
+    return [task for task in tasks if task]

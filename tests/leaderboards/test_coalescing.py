@@ -91,6 +91,18 @@ def test_a_large_window_is_split_into_tasks_of_bounded_size():
     assert [len(task) for task in sent.tasks] == [TASK_CHANGES, 1]
 
 
+def test_a_writes_standings_go_in_one_task_as_their_outbox_row_is_deleted_whole():
+    sent = Sent()
+    coalescer = MirrorCoalescer(sent, window=lambda: 0.0)
+    # two writes' rows, the second of which would straddle a cut at TASK_CHANGES
+    first = [StandingChange(1, 1, f"a{n}", n, False) for n in range(TASK_CHANGES - 10)]
+    second = [StandingChange(2, 1, f"b{n}", n, False) for n in range(20)]
+
+    coalescer.add(first + second)
+
+    assert sent.tasks == [first, second]
+
+
 def test_a_send_that_fails_is_left_to_the_sweep(caplog):
     def broker_down(changes):
         raise ConnectionError("broker down")
