@@ -15,6 +15,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from leaderboards.models import ArchivedStanding, SeasonReward
 from seasons.models import Season, SeasonState
+from tests.migrating import migrate, migrated_back
 
 # The leaves of the two apps before the move.
 BEFORE_THE_MOVE = [("seasons", "0011_operator_permissions"), ("leaderboards", "0001_initial")]
@@ -26,21 +27,11 @@ AFTER_THE_MOVE = [
 TABLES = ("seasons_archivedstanding", "seasons_seasonreward")
 
 
-def _migrate(targets: list[tuple[str, str]] | None = None) -> None:
-    """Migrate to `targets`, or to the latest migrations with None."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    ContentType.objects.clear_cache()
-
-
 @pytest.fixture
 def before_the_move(transactional_db: None) -> Iterator[None]:
-    """The database as the previous schema left it; migrated to the latest at the end."""
-    _migrate(BEFORE_THE_MOVE)
-    try:
+    """The database as the previous schema left it."""
+    with migrated_back(BEFORE_THE_MOVE):
         yield
-    finally:
-        _migrate()
 
 
 def _schema() -> list[tuple[str, str]]:
@@ -108,9 +99,9 @@ def test_the_archive_moves_to_leaderboards_with_its_rows_and_permissions(before_
     schema_before = _schema()
 
     # When the database is migrated across the move (and on to the latest schema),
-    _migrate(AFTER_THE_MOVE)
+    migrate(AFTER_THE_MOVE)
     schema_after_the_move = _schema()
-    _migrate()
+    migrate()
 
     # then the rows read through the new models as they were written,
     standing = ArchivedStanding.objects.get(pk=standing_id)

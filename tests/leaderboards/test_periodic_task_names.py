@@ -4,25 +4,17 @@ leaderboards 0003 to the names of the module that defines them."""
 from collections.abc import Iterator
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from tests.migrating import migrate, migrated_back
 
 BEFORE = [("leaderboards", "0002_archive_from_seasons")]
 
 
-def _migrate(targets: list[tuple[str, str]] | None = None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-
-
 @pytest.fixture
 def before_the_rename(transactional_db: None) -> Iterator[None]:
-    _migrate(BEFORE)
-    try:
+    with migrated_back(BEFORE):
         yield
-    finally:
-        _migrate()
 
 
 def test_stored_periodic_tasks_take_the_names_of_their_module(before_the_rename):
@@ -37,7 +29,7 @@ def test_stored_periodic_tasks_take_the_names_of_their_module(before_the_rename)
         PeriodicTask.objects.create(name=name, task=task, interval=every_minute)
 
     # when
-    _migrate()
+    migrate()
 
     # then: the two closing tasks are renamed; the seasons app's own task keeps its name
     assert dict(PeriodicTask.objects.filter(name__in=stored).values_list("name", "task")) == {

@@ -6,28 +6,20 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from leaderboards import services, store
 from matches.models import PendingStanding
+from tests.migrating import migrate, migrated_back
 
 ROW_PER_STANDING = [("matches", "0016_player_profile_changes")]
 
 
-def _migrate(targets: list[tuple[str, str]] | None = None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-
-
 @pytest.fixture
 def row_per_standing(transactional_db: None) -> Iterator[None]:
-    """The outbox as the previous schema had it; migrated to the latest at the end."""
-    _migrate(ROW_PER_STANDING)
-    try:
+    """The outbox as the previous schema had it."""
+    with migrated_back(ROW_PER_STANDING):
         yield
-    finally:
-        _migrate()
 
 
 def test_standings_waiting_at_the_upgrade_keep_their_ids_and_are_swept(row_per_standing, season):
@@ -42,7 +34,7 @@ def test_standings_waiting_at_the_upgrade_keep_their_ids_and_are_swept(row_per_s
         ids = [row[0] for row in cursor.fetchall()]
 
     # when: migrated to a row per write
-    _migrate()
+    migrate()
 
     # then: each is a row of its own standing, under its old id
     assert {row.pk: row.season_standings() for row in PendingStanding.objects.all()} == {
