@@ -55,7 +55,8 @@ def better_points_sql(*, season: Season, totals: str) -> str:
 
 
 # A player off the board for a ban at `now` (a temporary ban over by then is not one), as the
-# close repairs its season's banned players before its snapshot (services.season_bans_repair).
+# close repairs its season's banned players before its snapshot
+# (player_refreshes.season_bans_repair).
 BANNED_AT_NOW = "(p.banned_at IS NOT NULL AND (p.banned_until IS NULL OR p.banned_until > {now}))"
 
 

@@ -44,8 +44,9 @@ from webhooks.services import webhook_event_emit
 from . import live, store
 from .archive_rules import ARCHIVE_TABLES, clans_rank, final_order_sql, segments_rank
 from .models import ArchivedStanding
+from .player_refreshes import season_bans_repair
 from .rewards import season_rewards_announce, season_rewards_award
-from .services import season_bans_repair, season_rebuild_standings, totals_mirror_pending
+from .services import season_rebuild_standings, totals_mirror_pending
 
 logger = logging.getLogger(__name__)
 

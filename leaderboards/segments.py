@@ -88,6 +88,16 @@ def segment_entries(player_ids: Collection[str], board: Board) -> dict[str, str]
     return {p: entry(changes[p], values.get(p, {}), board, clans[p]) for p in changes}
 
 
+def segment_entries_by_season(
+    boards: dict[int, Board], player_ids: Collection[str]
+) -> dict[int, dict[str, str]]:
+    """The players' segment entries (values and clan) on each season's board, one query a
+    board."""
+    by_board = {board.pk: board for board in boards.values()}
+    entries = {pk: segment_entries(player_ids, board) for pk, board in by_board.items()}
+    return {season_id: entries[board.pk] for season_id, board in boards.items()}
+
+
 def segment_parse(raw: str | None, dimensions: Sequence[str]) -> str | None:
     """A read's `segment=dimension:value` (or `clan:<clan id>`) as the store names it, checked
     against the board's dimensions: `400 invalid_segment` for one not of that form,

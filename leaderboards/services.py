@@ -8,28 +8,26 @@ mirroring is a script call per season and one DELETE of the outbox rows it wrote
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Min, Q
+from django.db.models import Min
 from django.utils import timezone
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from audit.models import OperatorActionKind
 from audit.services import operator_action_record
 from config.building_blocks.caching import RecentAnswers
-from matches.models import Clan, PendingPlayerRefresh, PendingStanding, Player, PlayerTotal
+from matches.models import Clan, PendingStanding
 from matches.outbox import StandingChange
 from seasons.locks import season_job
-from seasons.models import Board, Season, SeasonState
-from seasons.scoring import composite_for
+from seasons.models import Season, SeasonState
 
 from . import heals, live, store
-from .segments import segment_entries
+from .player_refreshes import players_refresh_owed, season_bans_repair
+from .segments import segment_entries_by_season
 from .snapshots import rebuilt_segmented, season_composites
 from .thresholds import crossings_announce, thresholds_wanted
 
@@ -40,8 +38,6 @@ SWEEP_AFTER = timedelta(seconds=2)
 SWEEP_LIMIT = 20000
 # Outbox rows read at a time (each holds one write's standings, up to a batch's).
 SWEEP_ROWS_PAGE = 100
-# Bans' refreshes one sweep applies at most (each is a few queries and one Redis round trip).
-PLAYER_REFRESH_SWEEP_LIMIT = 1000
 
 
 def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
@@ -86,7 +82,7 @@ def standings_mirror(*, changes: Sequence[StandingChange]) -> int:
     mirrored = store.mirror_standings(writes(live_changes, None), edges)
     moves = {season_id: list(moved) for season_id, moved in mirrored.moves.items()}
     if mirrored.unplaced:
-        entries = _entries_by_season(
+        entries = segment_entries_by_season(
             {season_id: live_seasons[season_id].board for season_id in mirrored.unplaced},
             {player_id for players in mirrored.unplaced.values() for player_id in players},
         )
@@ -152,16 +148,6 @@ def _season_read(pk: int) -> Season | None:
     fields = ("slug", "shards", "board__slug", "board__segment_dimensions",
               "board__score_operator", "board__sort_order", "board__rank_thresholds")  # fmt: skip
     return Season.objects.select_related("board").only(*fields).filter(pk=pk).first()
-
-
-def _entries_by_season(
-    boards: dict[int, Board], player_ids: Collection[str]
-) -> dict[int, dict[str, str]]:
-    """The players' segment entries (values and clan) on each season's board, one query a
-    board."""
-    by_board = {board.pk: board for board in boards.values()}
-    entries = {pk: segment_entries(player_ids, board) for pk, board in by_board.items()}
-    return {season_id: entries[board.pk] for season_id, board in boards.items()}
 
 
 def _seasons_not_whole(not_whole: dict[int, store.NotWhole]) -> None:
@@ -331,189 +317,3 @@ def season_rebuild_by_operator(
         details={"players": size, "from": "archive"} if closed else {"players": size},
     )
     return size
-
-
-def player_standings_refresh(*, player_id: str) -> int:
-    """After a ban, an unban or new segment values: take the player off every live board, or
-    put them back exactly as PostgreSQL has them, in the segments PostgreSQL has them in, by the
-    state PostgreSQL has now (so it may be repeated, and a late one cannot undo a later change).
-    Returns how many seasons were touched."""
-    # Taken before the totals are read: a correction stamped later may be missing from them,
-    # and its value wins (see _standings_stamp).
-    stamp = _standings_stamp()
-    every_total = list(
-        PlayerTotal.objects.filter(player_id=player_id).select_related("season__board", "player")
-    )
-    totals = [total for total in every_total if total.season.state != SeasonState.CLOSED]
-    # A closed season's standings are its archive, which a ban no longer changes; but a player
-    # banned while it ran is still marked banned in its keys, and once unbanned its reads
-    # answer by the archive again (ranked there or not), never "banned". Only seasons whose keys
-    # are still in Redis hold such a mark.
-    closed = {
-        t.season_id: t.season.shards
-        for t in every_total
-        if t.season.state == SeasonState.CLOSED and t.season.standings_removed_at is None
-    }
-    known = every_total[0].player if every_total else None
-    player = known or Player.objects.filter(player_id=player_id).first()
-    if player is None:
-        return 0
-    season_ids = [total.season_id for total in totals]
-    seasons = {total.season_id: total.season.shards for total in totals}
-    if player.banned_at_time(timezone.now()):
-        store.players_ban(seasons, player_id)
-        return len(totals)
-    # Every live season: one whose last total of the player a void took while banned holds the
-    # mark still, and would skip their next results.
-    running = Season.objects.exclude(state=SeasonState.CLOSED).values_list("pk", "shards")
-    store.players_unban({**dict(running), **closed}, player_id)
-    if not totals:
-        return 0
-    entries = _entries_by_season(
-        {total.season_id: total.season.board for total in totals}, [player_id]
-    )
-    store.write_standings(
-        store.StandingWrite(
-            season_id=total.season_id,
-            player_id=player_id,
-            composite=composite_for(
-                points=total.points,
-                reached_at=total.reached_at,
-                season_starts_at=total.season.starts_at,
-                lowest_first=total.season.board.lowest_first,
-            ),
-            worsening=total.season.board.standings_worsen,
-            shards=total.season.shards,
-            stamp=stamp,
-            segments=entries[total.season_id].get(player_id, ""),
-        )
-        for total in totals
-    )
-    live.standings_changed(season_ids)
-    return len(totals)
-
-
-def player_refresh_owed_apply(*, player_id: str, wait: bool = False) -> bool:
-    """Apply the refresh a ban change owes the player's boards (matches.models.
-    PendingPlayerRefresh), if still owed; returns whether one was applied.
-
-    The row stays locked while the refresh runs and is deleted in the same transaction, after
-    Redis holds the ban state: an error leaves it for the sweep, and a ban change committing
-    meanwhile waits for the lock and then owes a refresh of its own. A row another worker is
-    applying is skipped, unless `wait` (a close that needs it done)."""
-    with transaction.atomic():
-        owed = (
-            PendingPlayerRefresh.objects.select_for_update(skip_locked=not wait)
-            .filter(player_id=player_id)
-            .first()
-        )
-        if owed is None:
-            return False
-        player_standings_refresh(player_id=player_id)
-        owed.delete()
-    return True
-
-
-def players_refresh_owed(
-    *, player_ids: Collection[str] | None = None, limit: int = PLAYER_REFRESH_SWEEP_LIMIT
-) -> int:
-    """The bans' sweep: apply the refreshes still owed (of these players only, with
-    `player_ids`), oldest first; a lost task or a Redis error leaves them to the next run.
-    Returns how many were applied."""
-    owed = PendingPlayerRefresh.objects.order_by("requested_at")
-    if player_ids is not None:
-        owed = owed.filter(player_id__in=player_ids)
-    applied = 0
-    for player_id in owed.values_list("player_id", flat=True)[:limit]:
-        try:
-            applied += player_refresh_owed_apply(player_id=player_id)
-        except (RedisConnectionError, RedisTimeoutError):
-            # Redis is away: the others would fail alike; the next run tries again.
-            logger.warning("could not refresh the boards of %s yet", player_id, exc_info=True)
-            break
-        except Exception:
-            logger.exception(
-                "refreshing the boards of %s failed; the next run tries again", player_id
-            )
-    return applied
-
-
-def season_bans_repair(*, season: Season) -> int:
-    """Make the banned players Redis holds off the season's board PostgreSQL's, for a close
-    that must not depend on refreshes: the ones still owed for the season's players are
-    applied now, and a difference owed none (a Redis restored from an older copy) is owed one
-    and applied. Returns how many players were refreshed."""
-    now = timezone.now()
-    held_off = store.season_banned_players(season.pk, shards=season.shards)
-    players = PlayerTotal.objects.filter(season=season)
-    banned_now = Q(player__banned_at__isnull=False) & (
-        Q(player__banned_until__isnull=True) | Q(player__banned_until__gt=now)
-    )
-    differing = set(players.filter(banned_now).values_list("player_id", flat=True)) ^ set(
-        players.filter(player_id__in=held_off).values_list("player_id", flat=True)
-    )
-    # Upserted as a ban does, so a refresh running meanwhile is waited for, not undone.
-    PendingPlayerRefresh.objects.bulk_create(
-        [PendingPlayerRefresh(player_id=p, requested_at=now) for p in sorted(differing)],
-        update_conflicts=True,
-        unique_fields=["player"],
-        update_fields=["requested_at"],
-    )
-    owed = PendingPlayerRefresh.objects.filter(player_id__in=players.values("player_id"))
-    return sum(
-        player_refresh_owed_apply(player_id=player_id, wait=True)
-        for player_id in owed.order_by("player_id").values_list("player_id", flat=True)
-    )
-
-
-def _standings_stamp() -> int:
-    """A stamp that orders a copy of standings against corrections: the next value of the
-    outbox's id sequence, the clock every committed standing already carries (its outbox row's
-    id, taken by the write path while it holds the season's row in share mode)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence('matches_pendingstanding', 'id'))")
-        (stamp,) = cursor.fetchone()
-    return int(stamp)
-
-
-def player_standing_correct(*, season_id: int, player_id: str) -> bool:
-    """After a correction (a voided result): set the player's entry in the season's live board to
-    exactly what PostgreSQL has now (off the board if no total is left), whichever way it moves.
-    A closed season's board is left as archived. Returns whether an entry was written.
-
-    The season's row is held against writes (each result's transaction holds it in share mode)
-    from the stamp to the Redis write, a few milliseconds: a standing committed before is in
-    the total read and its outbox id is below the stamp, so its copies still on their way (an
-    outbox row, a redelivered task, a rebuild's snapshot) are skipped by Redis; one committed
-    after waits, gets an id above the stamp, and is mirrored over the correction as usual."""
-    with transaction.atomic():
-        season = (
-            Season.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("board")
-            .get(pk=season_id)
-        )
-        if season.state == SeasonState.CLOSED:
-            return False
-        stamp = _standings_stamp()
-        total = PlayerTotal.objects.filter(season_id=season_id, player_id=player_id).first()
-        composite = (
-            None
-            if total is None
-            else composite_for(
-                points=total.points,
-                reached_at=total.reached_at,
-                season_starts_at=season.starts_at,
-                lowest_first=season.board.lowest_first,
-            )
-        )
-        entries = segment_entries([player_id], season.board)
-        written = store.standing_correct(
-            season_id,
-            player_id,
-            composite,
-            stamp=stamp,
-            shards=season.shards,
-            segments=entries.get(player_id, ""),
-        )
-    live.standings_changed([season_id])
-    return written

@@ -19,6 +19,7 @@ from . import (
     closing,
     operations,
     operator_jobs,
+    player_refreshes,
     read_your_writes,
     reconciliation,
     services,
@@ -181,7 +182,7 @@ def remove_expired_standings_by_old_name() -> int:
 
 @shared_task(acks_late=True)
 def refresh_player_standings(player_id: str) -> int:
-    return services.player_standings_refresh(player_id=player_id)
+    return player_refreshes.player_standings_refresh(player_id=player_id)
 
 
 def queue_player_refresh(player_id: str) -> None:
@@ -190,7 +191,7 @@ def queue_player_refresh(player_id: str) -> None:
 
 @shared_task(acks_late=True)
 def correct_standing(season_id: int, player_id: str) -> bool:
-    return services.player_standing_correct(season_id=season_id, player_id=player_id)
+    return player_refreshes.player_standing_correct(season_id=season_id, player_id=player_id)
 
 
 def queue_standing_correction(season_id: int, player_id: str) -> None:
@@ -217,7 +218,7 @@ def queue_season_close(season_id: int, force: bool) -> bool:
 # on commit applies one at once, and the sweep, every few seconds, whatever it left.
 @shared_task(acks_late=True)
 def apply_player_refresh(player_id: str) -> bool:
-    return services.player_refresh_owed_apply(player_id=player_id)
+    return player_refreshes.player_refresh_owed_apply(player_id=player_id)
 
 
 def queue_owed_player_refresh(player_id: str) -> None:
@@ -227,7 +228,7 @@ def queue_owed_player_refresh(player_id: str) -> None:
 
 @shared_task(acks_late=True)
 def sweep_player_refreshes() -> int:
-    return services.players_refresh_owed()
+    return player_refreshes.players_refresh_owed()
 
 
 # Idempotent (a season corrected already changes nothing), so a redelivery is harmless.

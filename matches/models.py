@@ -238,8 +238,9 @@ class PendingStanding(models.Model):
     totals. One row per write, not per standing: a row per standing was an insert, an index entry
     and a delete per result, about a tenth of PostgreSQL's work on the write path.
 
-    The row's id is also the stamp of its standings against corrections (leaderboards/services.py,
-    _standings_stamp): taken from the sequence while the write holds its seasons in share mode.
+    The row's id is also the stamp of its standings against corrections
+    (leaderboards/player_refreshes.py, _standings_stamp): taken from the sequence while the
+    write holds its seasons in share mode.
     """
 
     standings = models.JSONField()

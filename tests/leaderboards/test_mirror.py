@@ -6,7 +6,7 @@ import orjson
 import pytest
 from django.utils import timezone
 
-from leaderboards import services, snapshots, store, tasks
+from leaderboards import player_refreshes, services, snapshots, store, tasks
 from matches import services as match_services
 from matches.models import PendingStanding, PlayerTotal
 from seasons.scoring import composite_for
@@ -322,7 +322,7 @@ def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
 
     def services_ban(player_id):
         match_services.player_ban(player_id=player_id, reason="aimbot")
-        services.player_standings_refresh(player_id=player_id)
+        player_refreshes.player_standings_refresh(player_id=player_id)
 
     store.rebuild_standings(season.id, ban_then_chunks, worsening=False)
 
@@ -333,11 +333,11 @@ def test_a_ban_during_a_rebuild_is_not_undone_by_the_swap(post_scores, season):
 def test_an_unban_puts_the_player_back_as_postgresql_has_them(post_scores, season):
     post_scores({"player_id": "p1", "points": 5, "match_id": "m1"})
     match_services.player_ban(player_id="p1", reason="aimbot")
-    services.player_standings_refresh(player_id="p1")
+    player_refreshes.player_standings_refresh(player_id="p1")
     assert store.scores_of(season.id, ["p1"]) == [None]
 
     match_services.player_unban(player_id="p1")
-    services.player_standings_refresh(player_id="p1")
+    player_refreshes.player_standings_refresh(player_id="p1")
 
     assert store.scores_of(season.id, ["p1"]) == [expected_composite(PlayerTotal.objects.get())]
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 from audit.models import OperatorAction
 from config.building_blocks import redis as redis_roles
 from leaderboards import store
-from leaderboards.services import player_refresh_owed_apply, season_bans_repair
+from leaderboards.player_refreshes import player_refresh_owed_apply, season_bans_repair
 from leaderboards.store import shard_of
 from leaderboards.tasks import sweep_player_refreshes
 from matches.models import PendingPlayerRefresh, Player
