@@ -8,13 +8,13 @@ mirroring is a script call per season and one DELETE of the outbox rows it wrote
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Min
+from django.db.models import Min, QuerySet
 from django.utils import timezone
 
 from audit.models import OperatorActionKind
@@ -202,20 +202,14 @@ def totals_mirror_pending(
     if season is not None:
         pending = pending.filter(standings__has_key=str(season.pk))
     standings: list[tuple[int, int, str, int]] = []  # outbox row, season, player, composite
-    after = 0
-    while len(standings) < limit:
-        rows = list(pending.filter(pk__gt=after).order_by("pk")[:SWEEP_ROWS_PAGE])
-        if not rows:
+    for row in _in_pages(pending):
+        standings.extend(
+            (row.pk, season_id, player_id, composite)
+            for season_id, players in row.season_standings().items()
+            for player_id, composite in players
+        )
+        if len(standings) >= limit:
             break
-        after = rows[-1].pk
-        for row in rows:
-            standings.extend(
-                (row.pk, season_id, player_id, composite)
-                for season_id, players in row.season_standings().items()
-                for player_id, composite in players
-            )
-            if len(standings) >= limit:
-                break
     if not standings:
         return 0
     # A ban whose refresh task was lost too: applied first, so a banned player's standing is
@@ -235,6 +229,14 @@ def totals_mirror_pending(
     )
     logger.info("sweep mirrored %d pending standings", len(standings))
     return len(standings)
+
+
+def _in_pages(pending: QuerySet[PendingStanding]) -> Iterator[PendingStanding]:
+    """The outbox rows in the order they were written, read SWEEP_ROWS_PAGE at a time."""
+    after = 0
+    while rows := list(pending.filter(pk__gt=after).order_by("pk")[:SWEEP_ROWS_PAGE]):
+        yield from rows
+        after = rows[-1].pk
 
 
 def mirror_lag_seconds(*, now: datetime | None = None) -> float:
