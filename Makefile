@@ -8,6 +8,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PLAYERS ?= 1000000
 SOCKETS ?= 10000
+# BENCH_ARGS: more options of bench.run, e.g. `--segments` (two dimensions and clans on the board).
+BENCH_ARGS ?=
 # Where `make test-valkey` finds its Valkey, or starts one (its own port: 6379 is Redis's).
 VALKEY_TEST_URL ?= redis://127.0.0.1:6391/0
 export HOST PORT
@@ -87,7 +89,7 @@ quick: install lint clients-tools
 
 bench: setup
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
-	$(BIN)/python -m bench.run --players $(PLAYERS) --peak-sockets $(SOCKETS)
+	$(BIN)/python -m bench.run --players $(PLAYERS) --peak-sockets $(SOCKETS) $(BENCH_ARGS)
 	$(BIN)/python -m bench.segments --members $(PLAYERS)
 
 # The fault campaign (docs/operations.md, "Fault campaign"): the deployment under load while faults are
