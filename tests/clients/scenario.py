@@ -95,7 +95,9 @@ def answers(prefix: str, *, retry_after: int) -> dict[str, Any]:
             "status": 429,
             "body": _error(
                 "rate_limited",
-                f"Request was throttled. Expected available in {retry_after} seconds.",
+                # DRF says "1 second." in the singular, so the key's wait decides the word
+                f"Request was throttled. Expected available in {retry_after}"
+                f" second{'' if retry_after == 1 else 's'}.",
             ),
         },
     }
