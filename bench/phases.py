@@ -103,7 +103,10 @@ def _phases(bench: Bench) -> None:
         say(f"reused the season of {players:,} players a previous run loaded")
     else:
         with phase("load", fatal=True):
-            results["load"] = load.season_load(env=env, season=measured, players=players, seed=seed)
+            history = not options.no_history
+            results["load"] = load.season_load(
+                env=env, season=measured, players=players, seed=seed, history=history
+            )
     with phase("friends lists", fatal=True):
         results["load"]["friends"] = load.friends_load(players=players, seed=seed)
     with phase("rebuild", fatal=True):

@@ -555,7 +555,8 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
         f"- Rebuild (`leaderboards.services.season_rebuild_standings`): {n(r.get('players'))} "
         f"players in {r.get('seconds')} s = **{n(r.get('players_per_s'))} players/s**.",
         f"- Load ({load.get('method', 'COPY from Python')}): {n(load.get('players'))} players, "
-        f"results and totals in {load.get('copy_seconds')} s ({n(load.get('rows_per_s'))} rows/s); "
+        + ("results and totals" if load.get("match_history", True) else "totals (no match results)")
+        + f" in {load.get('copy_seconds')} s ({n(load.get('rows_per_s'))} rows/s); "
         f"{load.get('seconds_with_vacuum_analyze')} s with VACUUM ANALYZE; totals equal the sum "
         f"of results: {load.get('totals_equal_results')}. {load.get('score_distribution', '')}.",
     ])  # fmt: skip

@@ -40,6 +40,7 @@ RUN_OPTIONS = (
     ("--no-profile", False, "skip the py-spy profiles (when py-spy exists)"),
     ("--keep-redis", False, "leave the season's ZSET in Redis at the end"),
     ("--writes-only", False, "load the season, then measure only ingest (for the write path)"),
+    ("--no-history", False, "load players and totals without their match results (at 100M)"),
     ("--segments", False, "2 segment dimensions; every player has values and a clan of 50"),
     ("--baseline", "", "also keep this run as baseline-NAME-<N>.json and .md, to compare with"),
 )
