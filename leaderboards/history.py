@@ -6,44 +6,54 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
 from config.building_blocks.errors import Conflict
 from seasons.models import Season, SeasonState
 
 from .models import ArchivedStanding, SeasonReward
 
+# A past season's row as the player pages and `/players/{id}/seasons` show it: the archived
+# standing's columns, the season's and board's, and the whole board's reward (not a segment's).
+_HISTORY_COLUMNS = {
+    "board": "season__board__slug",
+    "season": "season__slug",
+    "season_name": "season__name",
+    "ends_at": "season__ends_at",
+    "final_rank": "rank",
+    "competition_rank": "competition_rank",
+    "points": "points",
+    "total_players": "season__archived_players",
+    "reward": "reward",
+    "corrected_at": "corrected_at",
+    "closed_rank": "closed_rank",
+}
+
 
 def player_history(*, player_id: str) -> list[dict[str, Any]]:
-    """A player's final standing in every closed season, newest first, with their reward."""
-    standings = (
+    """A player's final standing in every closed season, newest first, with their reward: one
+    query, read as tuples (a player page asks for it on every view)."""
+    reward = SeasonReward.objects.filter(
+        season_id=OuterRef("season_id"), player_id=player_id, segment=""
+    ).values("reward_code")
+    rows = (
         ArchivedStanding.objects.filter(
             player_id=player_id, season__state=SeasonState.CLOSED, season__board__hidden=False
         )
-        .select_related("season", "season__board")
+        .annotate(reward=Subquery(reward))
         .order_by("-season__ends_at")
+        .values_list(*_HISTORY_COLUMNS.values())
     )
-    rewards = dict(
-        SeasonReward.objects.filter(
-            player_id=player_id, season__board__hidden=False, segment=""
-        ).values_list("season_id", "reward_code")
-    )
-    return [
-        {
-            "board": standing.season.board.slug,
-            "season": standing.season.slug,
-            "season_name": standing.season.name,
-            "ends_at": standing.season.ends_at,
-            "final_rank": standing.rank,
-            "competition_rank": standing.competition_rank,
-            "points": standing.points,
-            "total_players": standing.season.archived_players,
-            "reward": rewards.get(standing.season_id),
-            # Changed by a correction of the season's archive after its close, and the rank
-            # the close gave (null: the close did not archive the player).
-            "corrected": standing.corrected_at is not None,
-            "closed_rank": standing.closed_rank,
-        }
-        for standing in standings
-    ]
+    history = []
+    for row in rows:
+        past = dict(zip(_HISTORY_COLUMNS, row, strict=True))
+        # Changed by a correction of the season's archive after its close, and the rank the
+        # close gave (null: the close did not archive the player).
+        closed_rank = past.pop("closed_rank")
+        past["corrected"] = past.pop("corrected_at") is not None
+        past["closed_rank"] = closed_rank
+        history.append(past)
+    return history
 
 
 def season_rewards(

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from .models import PendingStanding, Player
+from .models import PendingStanding, Player, PlayerTotal
 
 
 class Waiting(NamedTuple):
@@ -27,6 +27,14 @@ def standings_waiting_by_season() -> dict[int, Waiting]:
             """
         )
         return {season_id: Waiting(count, oldest) for season_id, count, oldest in cursor}
+
+
+def seasons_played(*, player_id: str, season_ids: list[int]) -> set[int]:
+    """Which of these seasons the player has a total in."""
+    if not season_ids:
+        return set()
+    totals = PlayerTotal.objects.filter(player_id=player_id, season_id__in=season_ids)
+    return set(totals.values_list("season_id", flat=True))
 
 
 def player_friends(player_id: str) -> list[str] | None:

@@ -23,8 +23,9 @@ from leaderboards.segments import segment_parse
 from leaderboards.selectors import player_around, player_standing, season_segments
 from leaderboards.top_answers import leaderboard_top
 from matches.models import Player
+from matches.selectors import seasons_played
 from seasons.models import Season, SeasonState, SeasonStatus
-from seasons.selectors import boards_list, season_for_read, seasons_list
+from seasons.selectors import boards_list, season_for_read, seasons_list, seasons_open_shown
 
 from .charts import RankChart, rank_chart
 from .models import RankSample
@@ -190,16 +191,9 @@ def player_page(*, player_id: str, now: datetime | None = None) -> dict[str, Any
         player = Player.objects.filter(player_id=player_id).first()
     if player is None:
         raise NotFound(f"There is no player '{player_id}'.", code="player_not_found")
-    seasons = (
-        Season.objects.filter(
-            state=SeasonState.OPEN,
-            starts_at__lte=now,
-            totals__player_id=player_id,
-            board__hidden=False,
-        )
-        .select_related("board")
-        .order_by("board__slug", "starts_at")
-    )
+    started = [season for season in seasons_open_shown() if season.starts_at <= now]
+    played = seasons_played(player_id=player_id, season_ids=[season.pk for season in started])
+    seasons = [season for season in started if season.pk in played]
     standings = []
     for season in seasons:
         standing = player_standing(season=season, player_id=player_id)

@@ -11,12 +11,16 @@ from django.utils import timezone
 from config.building_blocks.caching import RecentAnswers
 from config.building_blocks.errors import NotFound
 
-from .models import DEFAULT_BOARD, Board, Season
+from .models import DEFAULT_BOARD, Board, Season, SeasonState
 
 # The seasons read requests named lately, reused for LEADERBOARD_SEASON_CACHE_SECONDS. Only
 # seasons that exist are kept (a lookup of an unknown one raises), so 1,024 is plenty.
 season_lookups_cache: RecentAnswers[Season] = RecentAnswers(
     seconds=lambda: settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1024
+)
+# The open seasons of the boards players see, for the player pages; same reuse and lifetime.
+open_seasons_cache: RecentAnswers[list[Season]] = RecentAnswers(
+    seconds=lambda: settings.LEADERBOARD_SEASON_CACHE_SECONDS, maxsize=lambda: 1
 )
 
 
@@ -93,4 +97,17 @@ def season_for_read(*, board_slug: str | None, season_slug: str | None) -> Seaso
     return season_lookups_cache.get_or_build(
         (board_slug or DEFAULT_BOARD, season_slug or None),
         lambda: season_get(board_slug=board_slug, season_slug=season_slug),
+    )
+
+
+def seasons_open_shown() -> list[Season]:
+    """The open seasons of the boards players see, by board and start; cached briefly in the
+    process, as season_for_read is (every player page asks)."""
+    return open_seasons_cache.get_or_build(
+        "open",
+        lambda: list(
+            Season.objects.filter(state=SeasonState.OPEN, board__hidden=False)
+            .select_related("board")
+            .order_by("board__slug", "starts_at")
+        ),
     )

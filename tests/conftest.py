@@ -39,6 +39,7 @@ def _clean_redis(_database_identity: None) -> Iterator[None]:
     window_counts_clear()
     fast_reads.seasons_forget()
     season_selectors.season_lookups_cache.clear()
+    season_selectors.open_seasons_cache.clear()
     health.probe_answers.clear()
     match_services.board_lookups_cache.clear()
     verified_keys_cache.clear()
