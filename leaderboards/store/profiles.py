@@ -10,8 +10,8 @@ bytes a player with a short name against about 100 for a key of their own).
 
 from __future__ import annotations
 
+import itertools
 import zlib
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,18 +29,23 @@ _SEPARATOR = "\x1f"
 
 # Keep an entry only if it is newer than the one held (versions rise with each profile change):
 # a reader that read the row before a change and files it after cannot put the old name back.
-# ARGV: field, version, entry, field, version, entry...
+# KEYS: each entry's bucket (the same one repeated on a Redis Cluster, where a call keeps to one
+# bucket's slot); ARGV: field, version, entry, field, version, entry... in the same order.
 PROFILES_FILE = """
 local filed = 0
-for i = 1, #ARGV, 3 do
-  local held = redis.call('HGET', KEYS[1], ARGV[i])
-  if not held or tonumber(string.match(held, '^%d+')) < tonumber(ARGV[i + 1]) then
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 2])
+for i = 1, #KEYS do
+  local at = 3 * i - 2
+  local held = redis.call('HGET', KEYS[i], ARGV[at])
+  if not held or tonumber(string.match(held, '^%d+')) < tonumber(ARGV[at + 1]) then
+    redis.call('HSET', KEYS[i], ARGV[at], ARGV[at + 2])
     filed = filed + 1
   end
 end
 return filed
 """
+# Entries one PROFILES_FILE call files on one Redis: a backfill of millions of players then costs
+# a command per thousand of them, not one per bucket (nearly one per player at that size).
+FILE_CALL_ENTRIES = 500
 
 
 # The entries of many players in one command: each of redis-py's replies costs the event loop a
@@ -119,11 +124,22 @@ async def aprofiles_read(player_ids: Sequence[str]) -> dict[str, Profile]:
 
 
 def profiles_file(found: dict[str, Profile], *, per_round_trip: int = 1000) -> int:
-    """File the profiles where the directory holds none or an older one; how many were filed."""
-    by_bucket: dict[str, list[str]] = defaultdict(list)
-    for player_id, profile in found.items():
-        by_bucket[bucket_key(player_id)].extend((player_id, str(profile.version), _entry(profile)))
-    calls = [evalsha(ScriptCall(PROFILES_FILE, [key], args)) for key, args in by_bucket.items()]
+    """File the profiles where the directory holds none or an older one; how many were filed.
+    On one Redis, calls of FILE_CALL_ENTRIES entries across buckets; on a Cluster, a call per
+    bucket (one slot each); `per_round_trip` calls at a time."""
+    entries = [(bucket_key(player_id), player_id, profile) for player_id, profile in found.items()]
+    if profiles().cluster:
+        entries.sort(key=lambda entry: entry[0])
+        groups = [list(g) for _, g in itertools.groupby(entries, key=lambda entry: entry[0])]
+    else:
+        step = FILE_CALL_ENTRIES
+        groups = [entries[start : start + step] for start in range(0, len(entries), step)]
+    calls = []
+    for group in groups:
+        args = []
+        for _, player_id, profile in group:
+            args.extend((player_id, str(profile.version), _entry(profile)))
+        calls.append(evalsha(ScriptCall(PROFILES_FILE, [key for key, _, _ in group], args)))
     filed = 0
     for start in range(0, len(calls), per_round_trip):
         filed += sum(profiles().commands_run(calls[start : start + per_round_trip]))

@@ -148,3 +148,37 @@ def test_an_entry_reads_back_whole_whatever_its_name_holds(db):
     store.profiles_file({"p1": odd, "p2": store.Profile(1, "", "")})
 
     assert store.profiles_read(["p1", "p2", "p3"]) == {"p1": odd, "p2": store.Profile(1, "", "")}
+
+
+# Two ids whose entries share a bucket (CRC-32 of the id, 2^20 buckets).
+SAME_BUCKET = ("p4887", "p40600")
+
+
+@pytest.mark.parametrize("where", ["one-redis", "cluster"])
+def test_entries_of_one_bucket_are_each_filed_by_their_own_version(
+    db, request, settings, where
+):
+    assert bucket_key(SAME_BUCKET[0]) == bucket_key(SAME_BUCKET[1])
+    if where == "cluster":
+        settings.PROFILES_REDIS_URL = request.getfixturevalue("redis_cluster").url
+        settings.PROFILES_REDIS_CLUSTER = True
+        redis_roles.connections_forget()
+    try:
+        first, second = SAME_BUCKET
+        store.profiles_file({first: store.Profile(5, "Held", "")})
+        others = {f"p{i}": store.Profile(1, f"Player {i}", "") for i in range(1200)}
+
+        filed = store.profiles_file(
+            {**others, first: store.Profile(4, "Older", ""), second: store.Profile(2, "New", "")}
+        )
+
+        assert filed == 1201
+        assert store.profiles_read([first, second, "p0", "p1199"]) == {
+            first: store.Profile(5, "Held", ""),
+            second: store.Profile(2, "New", ""),
+            "p0": store.Profile(1, "Player 0", ""),
+            "p1199": store.Profile(1, "Player 1199", ""),
+        }
+    finally:
+        store.delete_prefixed_keys()
+        redis_roles.connections_forget()
