@@ -155,9 +155,7 @@ SAME_BUCKET = ("p4887", "p40600")
 
 
 @pytest.mark.parametrize("where", ["one-redis", "cluster"])
-def test_entries_of_one_bucket_are_each_filed_by_their_own_version(
-    db, request, settings, where
-):
+def test_entries_of_one_bucket_are_each_filed_by_their_own_version(db, request, settings, where):
     assert bucket_key(SAME_BUCKET[0]) == bucket_key(SAME_BUCKET[1])
     if where == "cluster":
         settings.PROFILES_REDIS_URL = request.getfixturevalue("redis_cluster").url
