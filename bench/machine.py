@@ -31,10 +31,12 @@ RECORDED_SETTINGS = _SETTINGS.split()
 REDIS_FACTS = {
     "version": "redis_version", "allocator": "mem_allocator", "appendonly": "aof_enabled",
     "maxmemory": "maxmemory", "process_id": "process_id",
+    # Valkey also answers redis_version (7.2.4, for clients), and names itself here.
+    "server_name": "server_name", "valkey_version": "valkey_version",
 }  # fmt: skip
 _TICKS = os.sysconf("SC_CLK_TCK")
 # Parts not led by a known process are found by their command name.
-_NAMED_PARTS = {"redis-server": "redis", "postgres": "postgres"}
+_NAMED_PARTS = {"redis-server": "redis", "valkey-server": "redis", "postgres": "postgres"}
 
 
 def _line(path: str, prefix: str) -> str | None:

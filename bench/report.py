@@ -267,8 +267,8 @@ def markdown(results: dict[str, Any], *, images: str, heading_level: int = 1) ->
     lines = _section(
         h[1:], f"Benchmark: {players:,} players ({results.get('mode')} run {results['run']})",
         f"Machine: {m.get('cores')} cores ({m.get('cpu_model')}), {m.get('memory_gib')} GiB, "
-        f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, Redis "
-        f"{get(m, 'redis', 'version')}, PostgreSQL {pg.get('server_version')}, "
+        f"{m.get('os')}; Python {m.get('python')}, Django {get(m, 'packages', 'Django')}, "
+        f"{_redis_engine(m.get('redis') or {})}, PostgreSQL {pg.get('server_version')}, "
         f"{m.get('wrk', '').split(' [')[0]}; a one-row PostgreSQL commit takes "
         f"{get(pg, 'one_row_commit_ms', 'p50')} ms (p50); commit {commit}; load "
         f"average at start {', '.join(str(v) for v in m.get('load_average_at_start', []))}; a "
@@ -560,6 +560,12 @@ def _memory_rebuild_section(results: dict[str, Any], h: str) -> list[str]:
         f"{load.get('seconds_with_vacuum_analyze')} s with VACUUM ANALYZE; totals equal the sum "
         f"of results: {load.get('totals_equal_results')}. {load.get('score_distribution', '')}.",
     ])  # fmt: skip
+
+
+def _redis_engine(facts: dict[str, Any]) -> str:
+    if facts.get("server_name") == "valkey":
+        return f"Valkey {facts.get('valkey_version')}"
+    return f"Redis {facts.get('version')}"
 
 
 def _profile_directory_line(d: dict[str, Any]) -> str:
