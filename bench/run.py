@@ -9,7 +9,7 @@ import sys
 
 from scripts.processes import debian_tool
 
-from .core import Program, options_parse
+from .core import Program, options_parse, say
 from .environment import OPTIONS, bench_setup
 
 # (flag, full-run default, help, tiny-run default)
@@ -44,6 +44,8 @@ RUN_OPTIONS = (
     ("--segments", False, "2 segment dimensions; every player has values and a clan of 50"),
     ("--baseline", "", "also keep this run as baseline-NAME-<N>.json and .md, to compare with"),
 )
+# Seasons larger than this are loaded as with --no-history (bench/README.md, "100 million players").
+HISTORY_MAX_PLAYERS = 20_000_000
 # Set by --tiny alone: (tiny, full).
 TINY_ONLY = {
     "search_steps": (1, 0),  # rates the search tries at most (0: every rate of its ladder)
@@ -58,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         options.error("--players must be at least 1000")
     for name, (tiny, full) in TINY_ONLY.items():
         setattr(options, name, tiny if options.tiny else full)
+    if options.players > HISTORY_MAX_PLAYERS and not options.no_history:
+        # Beyond this the results' table and keys would not fit the machine's disk beside the rest.
+        options.no_history = True
+        say(f"over {HISTORY_MAX_PLAYERS:,} players: the season is loaded without match results")
     # Players kept apart for the freshness probe (the load's writes never touch them).
     options.probe_players = max(10, min(1000, options.players // 10))
     options.profile = not options.no_profile and not options.tiny
