@@ -44,7 +44,7 @@ end
 return filed
 """
 # Entries one PROFILES_FILE call files on one Redis: a backfill of millions of players then costs
-# a command per thousand of them, not one per bucket (nearly one per player at that size).
+# a command per 500 of them, not one per bucket (nearly one per player at that size).
 FILE_CALL_ENTRIES = 500
 
 
