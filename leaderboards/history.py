@@ -25,7 +25,7 @@ _HISTORY_COLUMNS = {
     "points": "points",
     "total_players": "season__archived_players",
     "reward": "reward",
-    "corrected_at": "corrected_at",
+    "corrected": "corrected_at",  # read as whether it is set
     "closed_rank": "closed_rank",
 }
 
@@ -47,11 +47,9 @@ def player_history(*, player_id: str) -> list[dict[str, Any]]:
     history = []
     for row in rows:
         past = dict(zip(_HISTORY_COLUMNS, row, strict=True))
-        # Changed by a correction of the season's archive after its close, and the rank the
-        # close gave (null: the close did not archive the player).
-        closed_rank = past.pop("closed_rank")
-        past["corrected"] = past.pop("corrected_at") is not None
-        past["closed_rank"] = closed_rank
+        # Changed by a correction of the season's archive after its close (closed_rank: the
+        # rank the close gave; null: the close did not archive the player).
+        past["corrected"] = past["corrected"] is not None
         history.append(past)
     return history
 
