@@ -39,6 +39,10 @@ OPTIONS = (
     ("--reuse-season", False, "keep the season a previous run loaded, when it has as many players"),
 )
 
+# Seasons larger than this are loaded without match results, as with bench.run's --no-history:
+# 100 million players' results would about fill this machine's disk (bench/README.md).
+HISTORY_MAX_PLAYERS = 20_000_000
+
 
 def settings_env(**variables: str) -> dict[str, str]:
     """The variables a bench process runs the app's settings with."""

@@ -10,7 +10,7 @@ import sys
 from scripts.processes import debian_tool
 
 from .core import Program, options_parse, say
-from .environment import OPTIONS, bench_setup
+from .environment import HISTORY_MAX_PLAYERS, OPTIONS, bench_setup
 
 # (flag, full-run default, help, tiny-run default)
 RUN_OPTIONS = (
@@ -44,8 +44,6 @@ RUN_OPTIONS = (
     ("--segments", False, "2 segment dimensions; every player has values and a clan of 50"),
     ("--baseline", "", "also keep this run as baseline-NAME-<N>.json and .md, to compare with"),
 )
-# Seasons larger than this are loaded as with --no-history (bench/README.md, "100 million players").
-HISTORY_MAX_PLAYERS = 20_000_000
 # Set by --tiny alone: (tiny, full).
 TINY_ONLY = {
     "search_steps": (1, 0),  # rates the search tries at most (0: every rate of its ladder)
