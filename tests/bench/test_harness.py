@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -203,6 +204,15 @@ def _check_sections(results: dict) -> None:
         assert step["sockets_closed_by_server"] == 0
     assert peak["web_rss_with_sockets_mib"] > peak["web_rss_before_mib"] > 0
     assert peak["web_memory_per_socket_kib"] > 0
+    # The probe's climbs to first place cross the thresholds: `threshold` on the climbers'
+    # sockets, and `player.threshold` events owed to both endpoints, the dead one too.
+    heard = Counter()
+    for step in (idle, alone, *peak["steps"]):
+        heard.update(step["messages"]["by_type"])
+    assert heard["threshold"] > 0
+    hooks = peak["webhooks"]
+    assert hooks["events_by_type"].get("player.threshold", 0) > 0
+    assert {fate.split()[0] for fate in hooks["deliveries"]} == {"up", "down"}
 
     assert len(results["targets"]) == 20
     names = {t["name"] for t in results["targets"]}
