@@ -259,6 +259,26 @@ def remove_players(season_id: int, player_ids: Sequence[str], *, shards: int = 1
     return sum(int(removed) for removed in commands_run(commands))
 
 
+def _build_chunk(
+    chunk: Sequence[Sequence[Any]], shards: int, segmented: bool
+) -> dict[int, list[Any]]:
+    """A snapshot chunk's arguments for BUILD, by shard: score, member, entry triples with
+    segments; otherwise the pairs packed into one text (see scripts.BUILD)."""
+    if segmented:
+        parts: dict[int, list[Any]] = {}
+        for player_id, composite, entry in chunk:
+            parts.setdefault(shard_of(player_id, shards), ["1"]).extend(
+                (composite, player_id, entry)
+            )
+        return parts
+    if shards == 1:
+        return {0: ["p", " ".join([f"{composite} {player_id}" for player_id, composite in chunk])]}
+    pairs: dict[int, list[str]] = {}
+    for player_id, composite in chunk:
+        pairs.setdefault(shard_of(player_id, shards), []).append(f"{composite} {player_id}")
+    return {shard: ["p", " ".join(texts)] for shard, texts in pairs.items()}
+
+
 # How long a rebuild's marker and half-built set outlive its last renewal (a crashed rebuild
 # must not leave the mirror writing twice forever). A running rebuild renews them from a thread
 # (_Heartbeat), also while PostgreSQL sorts before the first chunk.
@@ -308,20 +328,9 @@ def rebuild_standings(
         for chunk in chunks_after_start():
             if not chunk:
                 continue
-            parts: dict[int, list[Any]] = {}
-            for row in chunk:
-                player_id, composite = row[0], row[1]
-                part = parts.setdefault(shard_of(player_id, shards), [])
-                part.extend((composite, player_id, row[2]) if segmented else (composite, player_id))
             commands: list[tuple[Any, ...]] = [
-                evalsha(
-                    ScriptCall(
-                        BUILD,
-                        list(every[shard]),
-                        [rule, REBUILD_TTL_SECONDS, "1" if segmented else "0", *members],
-                    )
-                )
-                for shard, members in parts.items()
+                evalsha(ScriptCall(BUILD, list(every[shard]), [rule, REBUILD_TTL_SECONDS, *rows]))
+                for shard, rows in _build_chunk(chunk, shards, segmented).items()
             ]
             commands_run(
                 commands + [("EXPIRE", keys.rebuilding, REBUILD_TTL_SECONDS) for keys in every]
