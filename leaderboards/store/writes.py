@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,7 +325,11 @@ def rebuild_standings(
         REBUILD_TTL_SECONDS,
         segments=[(keys.rebuild, keys.rebuild_segment_names) for keys in every],
     )
+    # Each chunk is written on a thread while the next is read from PostgreSQL and packed: one
+    # chunk in flight at most, so the chunks still go in best first and an error stops the build.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rebuild-writer")
     try:
+        written: Future[Any] | None = None
         for chunk in chunks_after_start():
             if not chunk:
                 continue
@@ -332,14 +337,18 @@ def rebuild_standings(
                 evalsha(ScriptCall(BUILD, list(every[shard]), [rule, REBUILD_TTL_SECONDS, *rows]))
                 for shard, rows in _build_chunk(chunk, shards, segmented).items()
             ]
-            commands_run(
-                commands + [("EXPIRE", keys.rebuilding, REBUILD_TTL_SECONDS) for keys in every]
-            )
+            commands += [("EXPIRE", keys.rebuilding, REBUILD_TTL_SECONDS) for keys in every]
+            if written is not None:
+                written.result()
+            written = writer.submit(commands_run, commands)
             if on_chunk is not None:
                 on_chunk(len(chunk))
+        if written is not None:
+            written.result()
         swaps = [ScriptCall(SWAP, list(keys), [claimed_identity()]) for keys in every]
         return sum(int(size) for size in scripts_run(swaps))
     finally:
+        writer.shutdown(wait=True)
         heartbeat.stop()
         # A failed rebuild leaves the live set as it was and the mirror writing it alone.
         commands_run([("DEL", keys.rebuilding) for keys in every])
