@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Iterator
 from typing import IO
 
@@ -28,11 +29,33 @@ COLUMNS = (
     "corrected",
     "closed_rank",
 )
+PARQUET_SCHEMA = pa.schema(
+    [
+        ("board", pa.string()),
+        ("season", pa.string()),
+        ("rank", pa.int64()),
+        ("competition_rank", pa.int64()),
+        ("player_id", pa.string()),
+        ("points", pa.int64()),
+        ("reached_at", pa.timestamp("us", tz="UTC")),
+        ("reward_code", pa.string()),
+        ("corrected", pa.bool_()),
+        ("closed_rank", pa.int64()),
+    ]
+)
+# Rows a Parquet row group holds, and all the export keeps in memory at once.
+PARQUET_GROUP_ROWS = 500_000
 
 
 def _rows(season: Season) -> Iterator[tuple]:
+    """The closed season's rows for the exports, read as they are written (a Conflict at once
+    for a season not closed yet)."""
     if season.state != SeasonState.CLOSED:
         raise Conflict(f"Season '{season.slug}' is not closed yet.", code="season_not_closed")
+    return _closed_rows(season)
+
+
+def _closed_rows(season: Season) -> Iterator[tuple]:
     rewards = dict(season.rewards.values_list("player_id", "reward_code"))
     standings = (
         ArchivedStanding.objects.filter(season=season)
@@ -64,10 +87,10 @@ def _rows(season: Season) -> Iterator[tuple]:
 
 
 def standings_export_csv(*, season: Season, out: IO[str]) -> int:
-    writer = csv.writer(out)
+    rows, writer = _rows(season), csv.writer(out)
     writer.writerow(COLUMNS)
     written = 0
-    for row in _rows(season):
+    for row in rows:
         reached_at, corrected, closed_rank = row[6], row[8], row[9]
         writer.writerow(
             (
@@ -83,26 +106,15 @@ def standings_export_csv(*, season: Season, out: IO[str]) -> int:
 
 
 def standings_export_parquet(*, season: Season, out: IO[bytes] | str) -> int:
-    columns: list[list] = [[] for _ in COLUMNS]
-    for row in _rows(season):
-        for column, value in zip(columns, row, strict=True):
-            column.append(value)
-    schema = pa.schema(
-        [
-            ("board", pa.string()),
-            ("season", pa.string()),
-            ("rank", pa.int64()),
-            ("competition_rank", pa.int64()),
-            ("player_id", pa.string()),
-            ("points", pa.int64()),
-            ("reached_at", pa.timestamp("us", tz="UTC")),
-            ("reward_code", pa.string()),
-            ("corrected", pa.bool_()),
-            ("closed_rank", pa.int64()),
-        ]
-    )
-    table = pa.Table.from_arrays(
-        [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
-    )
-    pq.write_table(table, out)
-    return table.num_rows
+    """The season in Parquet, a row group at a time: the export holds one group's rows in
+    memory, not the season's (100 million players' rows as Python objects would be tens of GB)."""
+    rows, written = _rows(season), 0
+    with pq.ParquetWriter(out, PARQUET_SCHEMA) as writer:
+        while group := list(itertools.islice(rows, PARQUET_GROUP_ROWS)):
+            columns = zip(*group, strict=True)
+            arrays = [
+                pa.array(c, type=f.type) for c, f in zip(columns, PARQUET_SCHEMA, strict=True)
+            ]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=PARQUET_SCHEMA))
+            written += len(group)
+    return written

@@ -13,7 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from config.building_blocks.errors import Conflict
-from leaderboards import closing, store
+from leaderboards import closing, exports, store
 from leaderboards.models import ArchivedStanding, SeasonReward
 from matches.models import PendingPlayerRefresh, Player
 from matches.services import player_ban, player_unban
@@ -377,6 +377,33 @@ def test_exports_to_csv_and_parquet(ended, tmp_path, capsys):
     table = pq.read_table(tmp_path / "s.parquet").to_pydict()
     assert table["player_id"] == EXPECTED_ORDER
     assert table["rank"] == list(range(1, 13))
+
+
+def test_a_parquet_export_is_written_a_row_group_at_a_time(ended, tmp_path, monkeypatch):
+    closing.season_close(season=ended)
+    monkeypatch.setattr(exports, "PARQUET_GROUP_ROWS", 5)
+
+    written = exports.standings_export_parquet(
+        season=Season.objects.get(pk=ended.pk), out=str(tmp_path / "s.parquet")
+    )
+
+    parquet = pq.ParquetFile(tmp_path / "s.parquet")
+    assert written == 12
+    assert [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)] == [
+        5,
+        5,
+        2,
+    ]
+    table = parquet.read().to_pydict()
+    assert table["player_id"] == EXPECTED_ORDER
+    assert table["rank"] == list(range(1, 13))
+
+
+def test_an_export_of_a_season_not_closed_yet_is_refused_before_writing(season, tmp_path):
+    with pytest.raises(Conflict):
+        exports.standings_export_parquet(season=season, out=str(tmp_path / "s.parquet"))
+
+    assert not (tmp_path / "s.parquet").exists()
 
 
 def test_the_close_command_shows_progress_and_is_idempotent(ended, capsys):
