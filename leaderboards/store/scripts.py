@@ -307,8 +307,8 @@ return 1
 # ARGV[2] is how long the set may live; ARGV[3] '1' when the rows carry segment entries. Then
 # score, member pairs (score, member, entry triples with entries), or with ARGV[3] 'p' the pairs
 # packed into ARGV[4] as one text, "score member score member ...": player ids hold no space,
-# and packing a chunk is one join in the client where 20,000 arguments each cost it an encoding
-# (most of a 100-million-player rebuild's client time). Members corrected since the
+# and packing a chunk is one join in the client where 40,000 arguments each cost it an encoding
+# (over half of a 100-million-player rebuild's client time). Members corrected since the
 # rebuild began (KEYS[7]) are skipped: the correction read PostgreSQL after the snapshot, or the
 # snapshot's copy would undo it. ZADD takes the pairs 500 at a time (Lua's unpack), into the set
 # and into each segment set (a chunk's members grouped by segment): a member the mirror placed
