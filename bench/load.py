@@ -49,7 +49,7 @@ def bench_reset(env: BenchEnvironment) -> None:
         cursor.execute(
             "TRUNCATE matches_matchresult, matches_playertotal, matches_pendingstanding,"
             " matches_playersegment, matches_player, matches_clan, seasons_season, seasons_board,"
-            " matches_gameserver RESTART IDENTITY CASCADE"
+            " matches_gameserver, seasons_archivedstanding RESTART IDENTITY CASCADE"
         )
     store.delete_prefixed_keys()
     redis_cleanup(env)

@@ -41,8 +41,8 @@ from seasons.services import season_create
 from webhooks.models import EventType
 from webhooks.services import webhook_event_emit
 
-from . import live, store
-from .archive_rules import ARCHIVE_TABLES, clans_rank, final_order_sql, segments_rank
+from . import archive_partitions, live, store
+from .archive_rules import ARCHIVE_TABLES, clans_rank, final_order_keys, segments_rank
 from .models import ArchivedStanding
 from .player_refreshes import season_bans_repair
 from .rewards import season_rewards_announce, season_rewards_award
@@ -195,22 +195,20 @@ def _bans_repair(season: Season) -> None:
         )
 
 
-# The ZSET is copied as it is into a temporary table (no WAL, no index), then into the archive
-# in one statement that takes each player's exact time from their total (the ZSET holds whole
-# seconds): writing the archive's rows once, where an UPDATE of every row's time after the
-# copy had rewritten each row and its four indexes, most of a large season's close. The rows go
-# in by player id: two of the archive's indexes lead with the player within the season, and
-# filled in their own order they take each key next to the last instead of at a random page
-# (at a million players the insert took 8.6-9.7 s so, against 13.2-13.8 s in rank order; every
-# read of the archive orders by rank through its own index).
+# The ZSET is copied as it is into a temporary table (no WAL, no index), then into the season's
+# own partition of the archive in one statement that takes each player's exact time from their
+# total (the ZSET holds whole seconds); the partition is indexed once full, then attached
+# (archive_partitions.py). The copy goes as COPY's text, a page at a time, written from the
+# rows as they are read: a player id holds no tab, newline or backslash (its check constraint).
 _SNAPSHOT_TABLE = """
     CREATE TEMPORARY TABLE close_snapshot (
         rank integer, competition_rank integer, player_id text, composite bigint
     ) ON COMMIT DROP
 """
+# One snapshot row as COPY's text (printf-style: the cheapest per row, at 100 million of them).
+_COPY_ROW = "%d\t%d\t%s\t%d\n"
 _ARCHIVE_FROM_SNAPSHOT = f"""
-    INSERT INTO {ARCHIVE_TABLES.standings}
-        (season_id, rank, competition_rank, player_id, points, reached_at)
+    INSERT INTO {{partition}} (season_id, rank, competition_rank, player_id, points, reached_at)
     SELECT %(season)s, s.rank, s.competition_rank, s.player_id,
         {points_of_sql(composite="s.composite", lowest_first="%(lowest_first)s")},
         COALESCE(t.reached_at, %(starts_at)s
@@ -218,85 +216,97 @@ _ARCHIVE_FROM_SNAPSHOT = f"""
     FROM close_snapshot s
     LEFT JOIN {PlayerTotal._meta.db_table} t
         ON t.season_id = %(season)s AND t.player_id = s.player_id
-    ORDER BY s.player_id
 """
 
 
 def _snapshot(season: Season, on_progress: Progress | None) -> int:
-    """Copy the ZSET, by rank in pages, into the archive, each player's time PostgreSQL's exact
-    one; one transaction replaces any earlier partial copy, so a crash here leaves either
-    nothing or a whole snapshot. The points are the ZSET's, for _verify to check."""
+    """Copy the ZSET, by rank in pages, into the season's partition of the archive, each
+    player's time PostgreSQL's exact one. An earlier copy is dropped first; the new one is
+    attached whole, so a crash here leaves either no copy or a whole one (a partition never
+    attached is dropped by the next run). The points are the ZSET's, for _verify to check."""
     expected = store.board_size(season.pk, shards=season.shards)
     copied = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        archive_partitions.partition_drop(cursor, season_id=season.pk)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_TABLE)
         with cursor.cursor.copy(
             "COPY close_snapshot (rank, competition_rank, player_id, composite) FROM STDIN"
         ) as copy:
-            for page in store.iter_standings(
+            for page in store.iter_ranked_rows(
                 season.pk, page_size=SNAPSHOT_PAGE, shards=season.shards
             ):
-                for standing in page:
-                    copy.write_row(
-                        (
-                            standing.rank,
-                            standing.better_count + 1,
-                            standing.player_id,
-                            standing.composite,
-                        )
-                    )
+                copy.write("".join([_COPY_ROW % row for row in page]))
                 copied += len(page)
                 if on_progress is not None:
                     on_progress("snapshot", copied, expected)
+        partition = archive_partitions.partition_create(cursor, season_id=season.pk)
         cursor.execute(
-            f"DELETE FROM {ARCHIVE_TABLES.standings} WHERE season_id = %s",  # noqa: S608
-            [season.pk],
-        )
-        cursor.execute(
-            _ARCHIVE_FROM_SNAPSHOT,
+            _ARCHIVE_FROM_SNAPSHOT.format(partition=partition),
             {
                 "season": season.pk,
                 "lowest_first": season.board.lowest_first,
                 "starts_at": season.starts_at,
             },
         )
+        archive_partitions.partition_index(cursor, name=partition)
         # Dropped here too: inside an outer transaction (a test's) the commit is not this one's.
         cursor.execute("DROP TABLE close_snapshot")
+    with transaction.atomic(), connection.cursor() as cursor:
+        archive_partitions.partition_attach(cursor, season_id=season.pk)
     return copied
+
+
+# The archive's players and points against PostgreSQL's totals (the banned left out): a merge
+# of the two by player, each read in its own index's order.
+_WRONG_PLAYERS = """
+    SELECT count(*) FROM
+        (SELECT player_id, points FROM seasons_archivedstanding WHERE season_id = %s) a
+        FULL OUTER JOIN
+        (SELECT player_id, points FROM matches_playertotal pt
+         WHERE season_id = %s AND NOT EXISTS (
+             SELECT 1 FROM matches_player p
+             WHERE p.player_id = pt.player_id AND p.banned_at IS NOT NULL)) t
+        ON a.player_id = t.player_id
+    WHERE a.player_id IS NULL OR t.player_id IS NULL OR a.points <> t.points
+"""
+# The archive's ranks: 1, 2, 3 ... with each row after the one before in the tie rule's order.
+# Read in rank order (the archive's own index), each row against the one before it: where
+# numbering every row in that order sorted the whole season (13 GB spilled at 100 million). The
+# points and times are the archive's: the check above holds its points to the totals', and its
+# times are the totals' own (_ARCHIVE_FROM_SNAPSHOT).
+_WRONG_RANKS = """
+    SELECT count(*) FROM (
+        SELECT a.rank, lag(a.rank) OVER w AS before_rank,
+               {points} AS points, lag({points}) OVER w AS before_points,
+               {elapsed} AS elapsed, lag({elapsed}) OVER w AS before_elapsed,
+               {player} AS player, lag({player}) OVER w AS before_player
+        FROM seasons_archivedstanding a
+        WHERE a.season_id = %s
+        WINDOW w AS (ORDER BY a.rank)
+    ) ranked
+    WHERE CASE WHEN before_rank IS NULL THEN rank <> 1
+          ELSE rank <> before_rank + 1 OR NOT (
+              before_points > points OR (before_points = points AND (
+                  before_elapsed < elapsed OR (before_elapsed = elapsed
+                                               AND before_player > player))))
+          END
+"""
 
 
 def _verify(season: Season) -> dict[str, int]:
     """Differences between the archive and PostgreSQL's totals (empty when they agree)."""
-    order = final_order_sql(season=season, totals="t", starts_at="%s")
+    points, elapsed, player = final_order_keys(season=season, totals="a", starts_at="%s")
     with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT count(*) FROM
-                (SELECT player_id, points FROM seasons_archivedstanding WHERE season_id = %s) a
-                FULL OUTER JOIN
-                (SELECT player_id, points FROM matches_playertotal pt
-                 WHERE season_id = %s AND NOT EXISTS (
-                     SELECT 1 FROM matches_player p
-                     WHERE p.player_id = pt.player_id AND p.banned_at IS NOT NULL)) t
-                ON a.player_id = t.player_id
-            WHERE a.player_id IS NULL OR t.player_id IS NULL OR a.points <> t.points
-            """,
-            [season.pk, season.pk],
-        )
+        cursor.execute(_WRONG_PLAYERS, [season.pk, season.pk])
         (wrong_players,) = cursor.fetchone()
-        cursor.execute(
-            f"""
-            SELECT count(*) FROM (
-                SELECT a.rank, row_number() OVER (ORDER BY {order}) AS expected
-                FROM seasons_archivedstanding a
-                JOIN matches_playertotal t
-                  ON t.season_id = a.season_id AND t.player_id = a.player_id
-                WHERE a.season_id = %s
-            ) ranked WHERE rank <> expected
-            """,  # noqa: S608 - the order is one of two fixed strings
-            [season.starts_at, season.pk],
-        )
-        (wrong_ranks,) = cursor.fetchone()
+        wrong_ranks = 0
+        if not wrong_players:
+            cursor.execute(
+                _WRONG_RANKS.format(points=points, elapsed=elapsed, player=player),
+                [season.starts_at, season.starts_at, season.pk],
+            )
+            (wrong_ranks,) = cursor.fetchone()
     problems = {"wrong_players": wrong_players, "wrong_ranks": wrong_ranks}
     return {name: count for name, count in problems.items() if count}
 

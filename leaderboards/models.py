@@ -51,10 +51,12 @@ class OperationsMinute(models.Model):
 class ArchivedStanding(models.Model):
     """A closed season's final standings, snapshotted from the ZSET and checked against totals.
 
-    Only the close writes its rows, a whole season in one COPY (closing.py), from the season's
-    own standings: players with a total in that season (whose foreign key holds them) and the
+    Only the close writes its rows, a whole season into a partition of its own (the table is
+    partitioned by season: archive_partitions.py, migration 0007), from the season's own
+    standings: players with a total in that season (whose foreign key holds them) and the
     season it locks; a void after the close adds a note (archive_notes.py), and an operator's
-    correction re-ranks it (archive_corrections.py).
+    correction re-ranks it (archive_corrections.py). In the database the primary key is
+    (id, season_id), as a partitioned table's keys must hold the season; ids stay unique.
     Foreign-key constraints would check every row at COMMIT, each check locking the player's
     row: at ten million players that was most of the close. So the references are checked by
     the close (its verify step compares the archive with the totals) and kept by PROTECT in the

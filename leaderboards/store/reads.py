@@ -25,11 +25,21 @@ from .keys import (
     standings_keys,
 )
 from .read_scripts import READ_AROUND, READ_MANY, READ_PAGE, READ_RANKS
-from .rows import BATCH_CHUNK, BatchRead, Standing, flag, flat_rows, int_or_none, with_better
+from .rows import (
+    BATCH_CHUNK,
+    BatchRead,
+    RankedRow,
+    Standing,
+    flag,
+    flat_rows,
+    int_or_none,
+    with_better,
+)
 from .sharded import (
     around_plan,
     arun_plan,
     batch_plan,
+    iter_ranked,
     iter_sharded,
     many_plan,
     page_plan,
@@ -205,6 +215,15 @@ def iter_standings(
             return
         yield page
         offset += len(page)
+
+
+def iter_ranked_rows(
+    season_id: int, *, page_size: int = 1000, shards: int = 1, whole: bool = False
+) -> Iterable[list[RankedRow]]:
+    """The whole board by rank in pages of plain rows (sharded.iter_ranked): the close's
+    snapshot."""
+    readable_or_raise(season_id, shards, whole)
+    yield from iter_ranked(season_id, shards, page_size)
 
 
 def board_size(season_id: int, *, shards: int = 1, segment: str | None = None) -> int:

@@ -37,6 +37,7 @@ Commands = list[tuple[Any, ...]]
 
 
 Row = tuple[str, int]  # (player_id, composite)
+RankedRow = tuple[int, int, str, int]  # (rank, competition rank, player_id, composite)
 
 
 def flat_rows(flat: Sequence[str], first_rank: int) -> list[tuple[str, int, int]]:

@@ -21,7 +21,17 @@ from seasons.scoring import TIME_SLOTS
 
 from .keys import by_shard, shard_of, standings_keys
 from .read_scripts import SHARD_AHEAD, SHARD_NEAR
-from .rows import BATCH_CHUNK, BatchRead, Commands, Row, Standing, flag, pairs, with_better
+from .rows import (
+    BATCH_CHUNK,
+    BatchRead,
+    Commands,
+    RankedRow,
+    Row,
+    Standing,
+    flag,
+    pairs,
+    with_better,
+)
 from .whole import StandingsNotWhole, readable, whole_commands
 
 # The same answers as one set gives, over N shards. The order is the set's: the larger composite
@@ -313,11 +323,13 @@ def batch_plan(
     )
 
 
-def iter_sharded(
+def iter_ranked(
     season_id: int, shards: int, page_size: int, *, segment: str | None = None
-) -> Iterator[list[Standing]]:
-    """The whole board by rank, a merge of each shard read in turn from its top (the close's
-    snapshot): each row's competition base is where its points began."""
+) -> Iterator[list[RankedRow]]:
+    """The whole board by rank, in pages of (rank, competition rank, player_id, composite) rows
+    (the close's snapshot, which writes each of up to 100 million rows once and so makes no
+    object of them): each shard read in turn from its top and merged; a row's competition rank
+    is the rank where its points began."""
 
     def shard_rows(key: str) -> Iterator[Row]:
         start = 0
@@ -328,17 +340,29 @@ def iter_sharded(
                 return
             start += page_size
 
-    page: list[Standing] = []
-    points_began = 0
+    page: list[RankedRow] = []
+    points_began = 1
     previous_points: int | None = None
     keys = standings_keys(season_id, shards, segment)
-    for rank, (player_id, composite) in enumerate(_merged(map(shard_rows, keys)), start=1):
+    rows = shard_rows(keys[0]) if len(keys) == 1 else _merged(map(shard_rows, keys))
+    for rank, (player_id, composite) in enumerate(rows, start=1):
         points = composite // TIME_SLOTS
         if points != previous_points:
-            points_began, previous_points = rank - 1, points
-        page.append(Standing(player_id, rank, composite, points_began))
+            points_began, previous_points = rank, points
+        page.append((rank, points_began, player_id, composite))
         if len(page) == page_size:
             yield page
             page = []
     if page:
         yield page
+
+
+def iter_sharded(
+    season_id: int, shards: int, page_size: int, *, segment: str | None = None
+) -> Iterator[list[Standing]]:
+    """The whole board by rank (iter_ranked's pages, as standings)."""
+    for page in iter_ranked(season_id, shards, page_size, segment=segment):
+        yield [
+            Standing(player_id, rank, composite, began - 1)
+            for rank, began, player_id, composite in page
+        ]

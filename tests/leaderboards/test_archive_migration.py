@@ -15,6 +15,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from leaderboards.models import ArchivedStanding, SeasonReward
 from seasons.models import Season, SeasonState
+from tests.factories import SeasonFactory
 from tests.migrating import migrate, migrated_back
 
 # The leaves of the two apps before the move.
@@ -159,3 +160,90 @@ def test_the_archive_moves_to_leaderboards_with_its_rows_and_permissions(before_
         "leaderboards",
         "archivedstanding",
     )
+
+
+# The archive's last migration before it was partitioned by season.
+BEFORE_PARTITIONS = [("leaderboards", "0006_operations_minutes")]
+
+
+def _archive_kind_and_partitions() -> tuple[str, list[tuple[str, str]]]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relkind FROM pg_class WHERE relname = 'seasons_archivedstanding'")
+        (kind,) = cursor.fetchone()
+        cursor.execute(
+            "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
+            " JOIN pg_class c ON c.oid = i.inhrelid"
+            " WHERE i.inhparent = 'seasons_archivedstanding'::regclass ORDER BY 1"
+        )
+        return kind, cursor.fetchall()
+
+
+def _archive_rows() -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, season_id, rank, player_id, points FROM seasons_archivedstanding"
+            " ORDER BY id"
+        )
+        return cursor.fetchall()
+
+
+def test_the_archive_partitioned_by_season_keeps_every_closed_seasons_rows(transactional_db):
+    with migrated_back(BEFORE_PARTITIONS):
+        # Given an archive of one table: a closed season's standings and a partial copy of a
+        # season whose close was still running,
+        closed = SeasonFactory(state=SeasonState.CLOSED)
+        closing = SeasonFactory(state=SeasonState.CLOSING)
+        reached_at = datetime(2026, 11, 3, 12, 0, 7, tzinfo=UTC)
+        with connection.cursor() as cursor:
+            rows = ((closed, 1, "p1"), (closed, 2, "p2"), (closing, 1, "p1"))
+            for season, rank, player_id in rows:
+                cursor.execute(
+                    "INSERT INTO seasons_archivedstanding"
+                    " (season_id, rank, competition_rank, player_id, points, reached_at)"
+                    " VALUES (%s, %s, %s, %s, 10 - %s, %s)",
+                    [season.pk, rank, rank, player_id, rank, reached_at],
+                )
+        rows_before, schema_before = _archive_rows(), _schema()
+        assert _archive_kind_and_partitions() == ("r", [])
+
+        # when the database is migrated to the archive partitioned by season,
+        migrate()
+
+        # then the closed season's rows stay, in the old table, now the partition of the
+        # seasons it held; the partial copy is gone (the close takes its snapshot again);
+        assert _archive_kind_and_partitions() == (
+            "p",
+            [
+                ("archive_before_partitions", f"FOR VALUES IN ('{closed.pk}')"),
+                ("archive_other_seasons", "DEFAULT"),
+            ],
+        )
+        assert _archive_rows() == [row for row in rows_before if row[1] == closed.pk]
+        standing = ArchivedStanding.objects.get(season=closed, rank=2)
+        assert (standing.player_id, standing.points, standing.reached_at) == ("p2", 8, reached_at)
+        # a row written since takes the next id, in the default partition;
+        later = ArchivedStanding.objects.create(
+            season=closing, rank=1, competition_rank=1, player_id="p3", points=1,
+            reached_at=reached_at,
+        )  # fmt: skip
+        assert later.pk > max(row[0] for row in rows_before)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM archive_other_seasons")
+            assert cursor.fetchone() == (1,)
+
+        # and migrated back, the archive is one table again, with every row and its old keys.
+        migrate(BEFORE_PARTITIONS)
+        assert _archive_kind_and_partitions() == ("r", [])
+        assert [row[:2] for row in _archive_rows()] == [
+            *[row[:2] for row in rows_before if row[1] == closed.pk],
+            (later.pk, closing.pk),
+        ]
+        assert _schema() == schema_before
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO seasons_archivedstanding"
+                " (season_id, rank, competition_rank, player_id, points, reached_at)"
+                " VALUES (%s, 2, 2, 'p4', 0, now()) RETURNING id",
+                [closing.pk],
+            )
+            assert cursor.fetchone()[0] > later.pk

@@ -1,0 +1,162 @@
+"""The archive partitioned by season: the close fills a season's own partition bare, indexes it
+once full and attaches it; a snapshot taken again replaces it; its check of the ranks reads the
+archive in rank order."""
+
+# ruff: noqa: F401, F811 - the close's `ended` season is test_closing's fixture, imported
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from leaderboards import archive_partitions, closing, store
+from leaderboards.models import ArchivedStanding
+from tests.leaderboards.test_closing import EXPECTED_ORDER, archive, ended
+
+pytestmark = pytest.mark.django_db
+
+
+def _fetch(sql: str, params: list | None = None) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params or [])
+        return cursor.fetchall()
+
+
+def _partitions_of(season_id: int) -> list[tuple[str, str]]:
+    """The archive's partitions holding the season: (name, bound)."""
+    return _fetch(
+        "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
+        " JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent = 'seasons_archivedstanding'::regclass"
+        " AND EXISTS (SELECT 1 FROM seasons_archivedstanding a"
+        "             WHERE a.tableoid = c.oid AND a.season_id = %s)",
+        [season_id],
+    )
+
+
+def _indexes_of(table: str) -> list[str]:
+    rows = _fetch("SELECT indexname FROM pg_indexes WHERE tablename = %s", [table])
+    return sorted(name for (name,) in rows)
+
+
+def test_a_closed_season_is_archived_in_a_partition_of_its_own_with_the_archives_keys(ended):
+    season = closing.season_close(season=ended)
+
+    name = f"archive_season_{season.pk}"
+    assert _partitions_of(season.pk) == [(name, f"FOR VALUES IN ('{season.pk}')")]
+    assert _fetch(f"SELECT count(*) FROM {name}") == [(12,)]  # noqa: S608
+    assert _indexes_of(name) == [
+        f"{name}_pkey",
+        f"{name}_player",
+        f"{name}_unique_player",
+        f"{name}_unique_rank",
+    ]
+    # each of them is the partition's part of one of the archive's own
+    parents = _fetch(
+        "SELECT p.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " JOIN pg_class p ON p.oid = i.inhparent WHERE c.relname LIKE %s ORDER BY 1",
+        [f"{name}\\_%"],
+    )
+    assert [row[0] for row in parents] == [
+        "archive_player",
+        "archive_unique_player",
+        "archive_unique_rank",
+        "seasons_archivedstanding_pkey",
+    ]
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+
+
+def test_a_snapshot_taken_again_replaces_the_seasons_partition(ended):
+    # a corrupted set fails the first snapshot's check; the set is rebuilt and copied again
+    store.write_standings([store.StandingWrite(ended.pk, "ghost", 2**52)])
+
+    season = closing.season_close(season=ended)
+
+    assert season.snapshot_attempts == 2
+    assert _partitions_of(season.pk) == [
+        (f"archive_season_{season.pk}", f"FOR VALUES IN ('{season.pk}')")
+    ]
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+
+
+def test_rows_of_the_season_written_before_its_partition_are_replaced_by_the_close(ended):
+    # an archive row written by hand, before the season had a partition: the default one holds it
+    ArchivedStanding.objects.create(
+        season=ended,
+        rank=1,
+        competition_rank=1,
+        player_id="p11",
+        points=1,
+        reached_at=timezone.now(),
+    )
+    assert _partitions_of(ended.pk) == [("archive_other_seasons", "DEFAULT")]
+
+    season = closing.season_close(season=ended)
+
+    assert _partitions_of(season.pk) == [
+        (f"archive_season_{season.pk}", f"FOR VALUES IN ('{season.pk}')")
+    ]
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+
+
+def test_a_partition_a_crash_left_unattached_is_built_again_by_the_next_run(ended, monkeypatch):
+    def crash(cursor, *, season_id):
+        raise SystemExit("killed before the attach")
+
+    monkeypatch.setattr(archive_partitions, "partition_attach", crash)
+    with pytest.raises(SystemExit):
+        closing.season_close(season=ended)
+    name = f"archive_season_{ended.pk}"
+    # built, never attached: the archive shows nothing of the season
+    assert _fetch(f"SELECT count(*) FROM {name}") == [(12,)]  # noqa: S608
+    assert ArchivedStanding.objects.filter(season=ended).count() == 0
+    monkeypatch.undo()
+
+    season = closing.season_close(season=ended)
+
+    assert season.state == "closed"
+    assert _partitions_of(season.pk) == [(name, f"FOR VALUES IN ('{season.pk}')")]
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
+
+
+def _move_rank(season_id: int, rank: int, to: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE seasons_archivedstanding SET rank = %s WHERE season_id = %s AND rank = %s",
+            [to, season_id, rank],
+        )
+
+
+def test_the_check_finds_two_players_out_of_the_tie_rules_order(ended):
+    season = closing.season_close(season=ended)
+    assert closing._verify(season) == {}
+
+    # p01 (99 points) and p02 (98) swap ranks 2 and 3: p01 now follows a player with fewer points
+    _move_rank(season.pk, 2, 1000)
+    _move_rank(season.pk, 3, 2)
+    _move_rank(season.pk, 1000, 3)
+
+    assert closing._verify(season) == {"wrong_ranks": 1}
+
+
+def test_the_check_finds_ranks_that_do_not_start_at_1_or_skip_one(ended):
+    season = closing.season_close(season=ended)
+
+    _move_rank(season.pk, 12, 13)  # the last rank skips 12
+    assert closing._verify(season) == {"wrong_ranks": 1}
+    _move_rank(season.pk, 1, 0)  # and the first is 0, so rank 2 no longer follows it either
+    assert closing._verify(season) == {"wrong_ranks": 3}
+
+
+def test_the_check_of_the_ranks_reads_the_archive_in_rank_order_without_a_sort(ended):
+    season = closing.season_close(season=ended)
+    points, elapsed, player = closing.final_order_keys(season=season, totals="a", starts_at="%s")
+    sql = closing._WRONG_RANKS.format(points=points, elapsed=elapsed, player=player)
+
+    # (a table of 12 rows is read whole and sorted: the plan at scale is the index's)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    plan = _fetch(f"EXPLAIN {sql}", [season.starts_at, season.starts_at, season.pk])  # noqa: S608
+
+    text = "\n".join(row[0] for row in plan)
+    assert f"archive_season_{season.pk}_unique_rank" in text
+    assert "Sort" not in text
