@@ -2,8 +2,8 @@
 no index, indexed once full, then attached to the archive (ArchivedStanding's table,
 partitioned by season in migration 0007).
 
-Why: inserting a season into one indexed table filled four B-trees row by row, one of them in
-random order whichever way the rows came; at 100 million players that was 22 of the close's 36
+Why: inserting a season into one indexed table filled its four B-trees row by row, one of them
+in random order whichever way the rows came; at 100 million players that was 22 of the close's 36
 minutes. A bare table takes the rows as fast as the disk writes them, and an index built on a
 full table sorts its keys once (with parallel workers). A season archived again (a snapshot
 that failed its check) drops its own table, not rows out of a shared one.
@@ -54,10 +54,9 @@ def partition_index(cursor: Any, *, name: str) -> None:
     cursor.execute(f"SET LOCAL maintenance_work_mem = '{INDEX_SORT_MEMORY}'")
     cursor.execute(
         f"ALTER TABLE {name} ADD CONSTRAINT {name}_pkey PRIMARY KEY (id, season_id),"
-        f" ADD CONSTRAINT {name}_unique_player UNIQUE (season_id, player_id)"
+        f" ADD CONSTRAINT {name}_unique_player UNIQUE (player_id, season_id)"
     )
     cursor.execute(f"CREATE UNIQUE INDEX {name}_unique_rank ON {name} (season_id DESC, rank)")
-    cursor.execute(f"CREATE INDEX {name}_player ON {name} (player_id)")
 
 
 def partition_attach(cursor: Any, *, season_id: int) -> None:

@@ -60,8 +60,8 @@ class ArchivedStanding(models.Model):
     Foreign-key constraints would check every row at COMMIT, each check locking the player's
     row: at ten million players that was most of the close. So the references are checked by
     the close (its verify step compares the archive with the totals) and kept by PROTECT in the
-    ORM, and the indexes are the ones queries use: the two unique keys (both lead with the
-    season) and the player's seasons for their history.
+    ORM, and the indexes are the ones queries use: the two unique keys, a season's ranks and
+    each player's standing (which also finds a player's seasons for their history).
     """
 
     season = models.ForeignKey(
@@ -104,9 +104,10 @@ class ArchivedStanding(models.Model):
             models.UniqueConstraint(
                 models.F("season").desc(), models.F("rank"), name="archive_unique_rank"
             ),
-            models.UniqueConstraint(fields=["season", "player"], name="archive_unique_player"),
+            # Player first: it serves a season's lookups of a player and the player's history
+            # across seasons alike (migration 0007).
+            models.UniqueConstraint(fields=["player", "season"], name="archive_unique_player"),
         ]
-        indexes = [models.Index(fields=["player"], name="archive_player")]
 
     def __str__(self) -> str:
         return f"{self.season_id} #{self.rank} {self.player_id}"

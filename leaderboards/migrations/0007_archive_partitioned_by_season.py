@@ -3,9 +3,12 @@ partition with no index, builds its indexes once it is full, and attaches it
 (leaderboards/archive_partitions.py). At 100 million players the insert into one indexed table
 took 22 minutes, four B-trees filled row by row and one of them in random order.
 
-The database changes; Django's state does not (same columns, constraints and index names). A
-partitioned table's unique keys must hold the season, so the primary key becomes (id, season_id):
-ids still come from one sequence, and a lookup by id still uses the key's first column.
+A partitioned table's unique keys must hold the season, so the primary key becomes (id,
+season_id) in the database (Django's state keeps `id`: ids still come from one sequence, and a
+lookup by id still uses the key's first column). A player's standing is unique by (player,
+season), player first: the one index then serves both a season's lookups of a player and a
+player's history across seasons, where the archive had a second index for the latter, one more
+sort of every row at each close.
 
 The rows already archived stay where they are: the old table becomes the partition of the
 seasons it holds, every one of them closed, so no close ever writes there again. (Rows of a
@@ -13,7 +16,7 @@ season still closing are dropped: a close resumed after this takes its snapshot 
 primary key is rebuilt on (id, season_id), one index build over the old archive. Rows of a
 season with no partition of its own (an archive written by hand) go to a default partition."""
 
-from django.db import migrations
+from django.db import migrations, models
 
 _OLD = "archive_before_partitions"
 
@@ -34,21 +37,22 @@ _PARTITIONED = f"""
     CREATE TABLE archive_other_seasons PARTITION OF seasons_archivedstanding DEFAULT;
     ALTER TABLE archive_other_seasons
         ADD CONSTRAINT archive_other_seasons_pkey PRIMARY KEY (id, season_id),
-        ADD CONSTRAINT archive_other_seasons_unique_player UNIQUE (season_id, player_id);
+        ADD CONSTRAINT archive_other_seasons_unique_player UNIQUE (player_id, season_id);
     CREATE UNIQUE INDEX archive_other_seasons_unique_rank
         ON archive_other_seasons (season_id DESC, rank);
-    CREATE INDEX archive_other_seasons_player ON archive_other_seasons (player_id);
 """
 # Made on the parent once the old table is attached: the partitions' matching indexes (named
 # after their table, as the close names a season's: archive_partitions.py) are attached, not
-# built again; the old table's primary key alone is built anew, on (id, season_id).
-_KEYS = """
+# built again; the old table's primary key and player key are built anew, and its two keys of
+# players dropped.
+_KEYS = f"""
     ALTER TABLE seasons_archivedstanding
         ADD CONSTRAINT seasons_archivedstanding_pkey PRIMARY KEY (id, season_id);
     CREATE UNIQUE INDEX archive_unique_rank ON seasons_archivedstanding (season_id DESC, rank);
     ALTER TABLE seasons_archivedstanding
-        ADD CONSTRAINT archive_unique_player UNIQUE (season_id, player_id);
-    CREATE INDEX archive_player ON seasons_archivedstanding (player_id);
+        ADD CONSTRAINT archive_unique_player UNIQUE (player_id, season_id);
+    ALTER TABLE IF EXISTS {_OLD} DROP CONSTRAINT IF EXISTS {_OLD}_unique_player;
+    DROP INDEX IF EXISTS {_OLD}_player;
 """
 
 _ONE_TABLE = """
@@ -97,4 +101,20 @@ class Migration(migrations.Migration):
         ("seasons", "0012_archive_moves_to_leaderboards"),
     ]
 
-    operations = [migrations.RunPython(partitioned, one_table)]
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(partitioned, one_table)],
+            state_operations=[
+                migrations.RemoveIndex(model_name="archivedstanding", name="archive_player"),
+                migrations.RemoveConstraint(
+                    model_name="archivedstanding", name="archive_unique_player"
+                ),
+                migrations.AddConstraint(
+                    model_name="archivedstanding",
+                    constraint=models.UniqueConstraint(
+                        fields=("player", "season"), name="archive_unique_player"
+                    ),
+                ),
+            ],
+        )
+    ]

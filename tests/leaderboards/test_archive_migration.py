@@ -42,7 +42,7 @@ def _schema() -> list[tuple[str, str]]:
             "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s)"
             " UNION ALL SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
             " WHERE conrelid IN (SELECT oid FROM pg_class WHERE relname = ANY(%s))"
-            " ORDER BY 1",
+            " ORDER BY 1, 2",
             [list(TABLES), list(TABLES)],
         )
         return cursor.fetchall()

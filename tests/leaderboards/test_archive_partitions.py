@@ -46,7 +46,6 @@ def test_a_closed_season_is_archived_in_a_partition_of_its_own_with_the_archives
     assert _fetch(f"SELECT count(*) FROM {name}") == [(12,)]  # noqa: S608
     assert _indexes_of(name) == [
         f"{name}_pkey",
-        f"{name}_player",
         f"{name}_unique_player",
         f"{name}_unique_rank",
     ]
@@ -57,7 +56,6 @@ def test_a_closed_season_is_archived_in_a_partition_of_its_own_with_the_archives
         [f"{name}\\_%"],
     )
     assert [row[0] for row in parents] == [
-        "archive_player",
         "archive_unique_player",
         "archive_unique_rank",
         "seasons_archivedstanding_pkey",
@@ -160,3 +158,17 @@ def test_the_check_of_the_ranks_reads_the_archive_in_rank_order_without_a_sort(e
     text = "\n".join(row[0] for row in plan)
     assert f"archive_season_{season.pk}_unique_rank" in text
     assert "Sort" not in text
+
+
+def test_a_players_history_across_seasons_is_read_through_the_player_key(ended):
+    season = closing.season_close(season=ended)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "EXPLAIN SELECT season_id, rank FROM seasons_archivedstanding WHERE player_id = 'p03'"
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    assert f"archive_season_{season.pk}_unique_player" in plan
+    assert "Seq Scan" not in plan

@@ -437,7 +437,6 @@ def test_the_archive_is_written_without_per_row_checks_and_read_through_its_inde
         foreign_keys = cursor.fetchall()
 
     assert indexes == [
-        "archive_player",
         "archive_unique_player",
         "archive_unique_rank",
         "seasons_archivedstanding_pkey",
