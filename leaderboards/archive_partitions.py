@@ -23,7 +23,7 @@ from .archive_rules import ARCHIVE_TABLES
 ARCHIVE = ARCHIVE_TABLES.standings
 # Memory for each index build's sort (per build, of the close's own session): at 100 million
 # players a key sorts in a few passes instead of hundreds.
-INDEX_SORT_MEMORY = "512MB"
+INDEX_SORT_MEMORY_MB = 512
 
 
 def partition_name(season_id: int) -> str:
@@ -51,7 +51,12 @@ def partition_create(cursor: Any, *, season_id: int) -> str:
 def partition_index(cursor: Any, *, name: str) -> None:
     """The archive's keys and indexes on a filled partition (the ones migration 0007 put on the
     archive: the attach takes them as the partition's part of each)."""
-    cursor.execute(f"SET LOCAL maintenance_work_mem = '{INDEX_SORT_MEMORY}'")
+    # Raised for this transaction only, and only where the server gives less.
+    cursor.execute(
+        "SELECT set_config('maintenance_work_mem', %s, true) FROM pg_settings"
+        " WHERE name = 'maintenance_work_mem' AND setting::bigint * 1024 < %s",
+        [f"{INDEX_SORT_MEMORY_MB}MB", INDEX_SORT_MEMORY_MB * 2**20],
+    )
     cursor.execute(
         f"ALTER TABLE {name} ADD CONSTRAINT {name}_pkey PRIMARY KEY (id, season_id),"
         f" ADD CONSTRAINT {name}_unique_player UNIQUE (player_id, season_id)"

@@ -172,3 +172,15 @@ def test_a_players_history_across_seasons_is_read_through_the_player_key(ended):
 
     assert f"archive_season_{season.pk}_unique_player" in plan
     assert "Seq Scan" not in plan
+
+
+@pytest.mark.parametrize(("server", "building"), [("64MB", "512MB"), ("1GB", "1GB")])
+def test_index_builds_get_at_least_512mb_of_sort_memory_never_less_than_the_server_gives(
+    season, server, building
+):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL maintenance_work_mem = %s", [server])
+        name = archive_partitions.partition_create(cursor, season_id=season.pk)
+        archive_partitions.partition_index(cursor, name=name)
+        cursor.execute("SHOW maintenance_work_mem")
+        assert cursor.fetchone() == (building,)
