@@ -105,7 +105,7 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     size = PlayerTotal.objects.filter(season=season).count()
     # A run walks a page that grows with the season, so a full walk is size / page runs, one a
     # minute (leaderboards/schedules.py): the run's seconds over 60 are the walk's share.
-    page = tally.checked or 1
+    page = reconciliation.walk_page(size)
     results["reconciliation"] = {"seconds": seconds, **dataclasses.asdict(tally)}
     results["reconciliation"] |= {"walk_page": page, "runs_for_a_full_walk": -(-size // page),
                                   "share_of_each_minute": round(seconds / 60, 3)}  # fmt: skip

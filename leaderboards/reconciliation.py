@@ -281,7 +281,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     now = now or timezone.now()
     # Its size read from its ZSET once a run (counting its totals would cost more than a check).
     size = store.board_size(season.pk, shards=season.shards)
-    page_size = _per_run(size, WALK_PAGE)
+    page_size = walk_page(size)
     page = list(
         PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
         .order_by("player_id")
@@ -332,6 +332,12 @@ def _profiles_repair(player_ids: list[str]) -> None:
     )
     if filed:
         logger.info("filed %d profiles the directory lacked or held older", filed)
+
+
+def walk_page(size: int) -> int:
+    """How many players of a season of `size` each run's walk checks (a whole walk takes
+    size / walk_page(size) runs, one a minute)."""
+    return _per_run(size, WALK_PAGE)
 
 
 def _per_run(size: int, least: int) -> int:

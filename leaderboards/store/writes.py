@@ -272,11 +272,13 @@ def _build_chunk(
                 (composite, player_id, entry)
             )
         return parts
-    if shards == 1:
-        return {0: ["p", " ".join([f"{composite} {player_id}" for player_id, composite in chunk])]}
     pairs: dict[int, list[str]] = {}
-    for player_id, composite in chunk:
-        pairs.setdefault(shard_of(player_id, shards), []).append(f"{composite} {player_id}")
+    if shards == 1:
+        # One set: no shard to work out for each player (shard_of hashes the id).
+        pairs[0] = [f"{composite} {player_id}" for player_id, composite in chunk]
+    else:
+        for player_id, composite in chunk:
+            pairs.setdefault(shard_of(player_id, shards), []).append(f"{composite} {player_id}")
     return {shard: ["p", " ".join(texts)] for shard, texts in pairs.items()}
 
 
