@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 
 import redis
+from django.db import connection
 
 from matches.models import Player
 
@@ -41,9 +42,23 @@ def _profiles_of(rows: Iterable[tuple[str, str, str, int]]) -> dict[str, store.P
     }
 
 
+# The players named in one text parameter, split by PostgreSQL (as reconciliation's reads do):
+# the reconciliation's walk reads a thousand at a time, and an ORM `__in` of them cost more in
+# Python than PostgreSQL took to answer. A player id holds no comma (its check constraint).
+_PROFILES = (
+    f"SELECT {', '.join(_COLUMNS)} FROM {Player._meta.db_table}"  # noqa: S608 - fixed names
+    " WHERE player_id = ANY(string_to_array(%s, ','))"
+)
+
+
 def _rows(player_ids: Sequence[str]) -> dict[str, store.Profile]:
     """The players' profiles as PostgreSQL holds them now, a version-0 one for those it lacks."""
-    found = _profiles_of(Player.objects.filter(player_id__in=player_ids).values_list(*_COLUMNS))
+    with connection.cursor() as cursor:
+        cursor.execute(_PROFILES, [",".join(player_ids)])
+        found = _profiles_of(cursor.fetchall())
+    wanted = set(player_ids)
+    # Only the players asked for: an id that is not one (a comma in it) names no one else.
+    found = {player_id: row for player_id, row in found.items() if player_id in wanted}
     for player_id in player_ids:
         found.setdefault(player_id, store.Profile(0, "", ""))
     return found

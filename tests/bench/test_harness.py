@@ -319,6 +319,8 @@ def test_operator_paths_are_timed_on_a_season_of_the_benchs_own(tmp_path, bench_
     assert results["reconciliation"]["runs_for_a_full_walk"] == 1
     assert results["reconciliation"]["checked"] == PLAYERS
     assert results["reconciliation"]["drift"] == 0
+    # the walk's page was named in the directory first, as in service
+    assert results["reconciliation"]["names_filed_first"] == PLAYERS
     assert results["close"]["state"] == "closed"
     assert results["close"]["archived"] == PLAYERS
     assert results["export_csv"]["rows"] == results["export_parquet"]["rows"] == PLAYERS
