@@ -24,6 +24,8 @@ ARCHIVE = ARCHIVE_TABLES.standings
 # Memory for each index build's sort (per build, of the close's own session): at 100 million
 # players a key sorts in a few passes instead of hundreds.
 INDEX_SORT_MEMORY_MB = 512
+# How long the drop of a season's earlier copy waits for the archive's lock (partition_drop).
+DROP_LOCK_WAIT = "10s"
 
 
 def partition_name(season_id: int) -> str:
@@ -32,7 +34,11 @@ def partition_name(season_id: int) -> str:
 
 def partition_drop(cursor: Any, *, season_id: int) -> None:
     """The season's archived rows go: its own partition, and any row in the default partition
-    (an archive written before the season had one)."""
+    (an archive written before the season had one). Dropping an attached partition locks the
+    whole archive, after waiting for every read of it under way: a read that long (an export)
+    fails this close's try instead, which the next run repeats, rather than holding every read
+    of the archive behind the lock meanwhile."""
+    cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_WAIT}'")
     cursor.execute(f"DROP TABLE IF EXISTS {partition_name(season_id)}")
     cursor.execute(f"DELETE FROM {ARCHIVE} WHERE season_id = %s", [season_id])  # noqa: S608
 

@@ -4,12 +4,14 @@ archive in rank order."""
 
 # ruff: noqa: F401, F811 - the close's `ended` season is test_closing's fixture, imported
 
+import psycopg
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from leaderboards import archive_partitions, closing, store
 from leaderboards.models import ArchivedStanding
+from tests.factories import SeasonFactory
 from tests.leaderboards.test_closing import EXPECTED_ORDER, archive, ended
 
 pytestmark = pytest.mark.django_db
@@ -184,3 +186,45 @@ def test_index_builds_get_at_least_512mb_of_sort_memory_never_less_than_the_serv
         archive_partitions.partition_index(cursor, name=name)
         cursor.execute("SHOW maintenance_work_mem")
         assert cursor.fetchone() == (building,)
+
+
+def _reader() -> psycopg.Connection:
+    """Another session of the test database, as a long read of the archive would hold one."""
+    db = connection.settings_dict
+    return psycopg.connect(
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        user=db["USER"],
+        password=db["PASSWORD"] or None,
+        dbname=db["NAME"],
+    )
+
+
+def test_dropping_an_earlier_copy_gives_up_on_a_long_read_of_the_archive(
+    transactional_db, monkeypatch
+):
+    # given: a season's copy attached to the archive, and a read of the archive under way
+    season = SeasonFactory()
+    with transaction.atomic(), connection.cursor() as cursor:
+        name = archive_partitions.partition_create(cursor, season_id=season.pk)
+        archive_partitions.partition_index(cursor, name=name)
+    with transaction.atomic(), connection.cursor() as cursor:
+        archive_partitions.partition_attach(cursor, season_id=season.pk)
+    monkeypatch.setattr(archive_partitions, "DROP_LOCK_WAIT", "200ms")
+    with _reader() as reader:
+        reader.execute("SELECT count(*) FROM seasons_archivedstanding").fetchone()
+
+        # when: the close drops that copy to take another, the read still open
+        with (
+            pytest.raises(OperationalError, match="lock timeout"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            archive_partitions.partition_drop(cursor, season_id=season.pk)
+
+        # then: the copy is still there, and the read went on
+        assert reader.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)  # noqa: S608
+    # and once the read is over, the drop goes through
+    with transaction.atomic(), connection.cursor() as cursor:
+        archive_partitions.partition_drop(cursor, season_id=season.pk)
+    assert _fetch("SELECT to_regclass(%s)", [name]) == [(None,)]
