@@ -3,15 +3,22 @@ no index, indexed once full, then attached to the archive (ArchivedStanding's ta
 partitioned by season in migration 0007).
 
 Why: inserting a season into one indexed table filled its four B-trees row by row, one of them
-in random order whichever way the rows came; at 100 million players that was 22 of the close's 36
-minutes. A bare table takes the rows as fast as the disk writes them, and an index built on a
-full table sorts its keys once (with parallel workers). A season archived again (a snapshot
+in random order whichever way the rows came; at 100 million players that was 22 of the close's
+36 minutes. A bare table takes the rows as fast as the disk writes them, and an index built on
+a full table sorts its keys once (with parallel workers). A season archived again (a snapshot
 that failed its check) drops its own table, not rows out of a shared one.
 
-Each step is its own transaction in the close (closing._snapshot): the partition is dropped,
-then built and indexed, then attached, so the archive is never left with part of a season and
-no step locks the whole archive for longer than its catalogue change. (Building a table takes
-no lock on the archive at all; attaching takes one that lets reads and writes through.)
+The close (closing._snapshot) takes three transactions: the earlier copy dropped and the bare
+table made; the table filled, indexed and analyzed (no lock on the archive at all); the table
+attached. So the archive is never left with part of a season. Locks on the archive:
+- the attach takes one that lets reads and writes of the archive through, and an exclusive one
+  on the default partition (empty), which reads across seasons (a player's history) touch: it
+  waits for those under way, briefly, and they wait for it, a few milliseconds;
+- dropping an attached copy (only when a season is archived again) locks the whole archive:
+  it waits at most DROP_LOCK_WAIT for reads under way (an export of another season can take
+  minutes), then gives up and the close's next run tries again.
+Every closed season adds a partition: a read across seasons plans and locks each one (raise
+`max_locks_per_transaction` past a few thousand seasons).
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ ARCHIVE = ARCHIVE_TABLES.standings
 # Memory for each index build's sort (per build, of the close's own session): at 100 million
 # players a key sorts in a few passes instead of hundreds.
 INDEX_SORT_MEMORY_MB = 512
-# How long the drop of a season's earlier copy waits for the archive's lock (partition_drop).
-DROP_LOCK_WAIT = "10s"
+# How long the drop of a season's earlier copy waits for the archive's lock (partition_drop):
+# reads of the archive queue behind the waiting drop meanwhile.
+DROP_LOCK_WAIT = "2s"
 
 
 def partition_name(season_id: int) -> str:
@@ -34,10 +42,8 @@ def partition_name(season_id: int) -> str:
 
 def partition_drop(cursor: Any, *, season_id: int) -> None:
     """The season's archived rows go: its own partition, and any row in the default partition
-    (an archive written before the season had one). Dropping an attached partition locks the
-    whole archive, after waiting for every read of it under way: a read that long (an export)
-    fails this close's try instead, which the next run repeats, rather than holding every read
-    of the archive behind the lock meanwhile."""
+    (an archive written before the season had one). Waits at most DROP_LOCK_WAIT for the
+    archive's lock (an attached partition's drop locks the whole archive), then raises."""
     cursor.execute(f"SET LOCAL lock_timeout = '{DROP_LOCK_WAIT}'")
     cursor.execute(f"DROP TABLE IF EXISTS {partition_name(season_id)}")
     cursor.execute(f"DELETE FROM {ARCHIVE} WHERE season_id = %s", [season_id])  # noqa: S608
@@ -55,8 +61,11 @@ def partition_create(cursor: Any, *, season_id: int) -> str:
 
 
 def partition_index(cursor: Any, *, name: str) -> None:
-    """The archive's keys and indexes on a filled partition (the ones migration 0007 put on the
-    archive: the attach takes them as the partition's part of each)."""
+    """The archive's keys and indexes on a filled partition, and its statistics (so the close's
+    check and the first reads are planned on them). They are the ones migration 0007 put on the
+    archive and the model declares: the attach takes each as the partition's part of the
+    archive's (one missing would be built by the attach itself, holding its locks; a test
+    checks they match)."""
     # Raised for this transaction only, and only where the server gives less.
     cursor.execute(
         "SELECT set_config('maintenance_work_mem', %s, true) FROM pg_settings"
@@ -68,13 +77,12 @@ def partition_index(cursor: Any, *, name: str) -> None:
         f" ADD CONSTRAINT {name}_unique_player UNIQUE (player_id, season_id)"
     )
     cursor.execute(f"CREATE UNIQUE INDEX {name}_unique_rank ON {name} (season_id DESC, rank)")
+    cursor.execute(f"ANALYZE {name}")
 
 
 def partition_attach(cursor: Any, *, season_id: int) -> None:
-    """The filled, indexed partition joins the archive; its statistics are taken at once, so
-    the close's check and the first reads are planned on them."""
+    """The filled, indexed partition joins the archive."""
     name = partition_name(season_id)
     cursor.execute(
         f"ALTER TABLE {ARCHIVE} ATTACH PARTITION {name} FOR VALUES IN ({int(season_id)})"
     )
-    cursor.execute(f"ANALYZE {name}")

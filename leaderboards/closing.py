@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -199,7 +200,8 @@ def _bans_repair(season: Season) -> None:
 # own partition of the archive in one statement that takes each player's exact time from their
 # total (the ZSET holds whole seconds); the partition is indexed once full, then attached
 # (archive_partitions.py). The copy goes as COPY's text, a page at a time, written from the
-# rows as they are read: a player id holds no tab, newline or backslash (its check constraint).
+# rows as they are read: a player id holds no tab, newline or backslash (its check constraint),
+# and a page that does is written escaped (_copy_page).
 _SNAPSHOT_TABLE = """
     CREATE TEMPORARY TABLE close_snapshot (
         rank integer, competition_rank integer, player_id text, composite bigint
@@ -219,6 +221,18 @@ _ARCHIVE_FROM_SNAPSHOT = f"""
 """
 
 
+def _copy_page(copy: Any, page: list[store.RankedRow]) -> None:
+    """A page of the snapshot as one COPY text; a page holding a member that is no player id (a
+    tab, newline or backslash in it: a set Redis corrupted) goes row by row, escaped, for the
+    check to find it."""
+    text = "".join([_COPY_ROW % row for row in page])
+    if text.count("\t") == 3 * len(page) and text.count("\n") == len(page) and "\\" not in text:
+        copy.write(text)
+        return
+    for row in page:
+        copy.write_row(row)
+
+
 def _snapshot(season: Season, on_progress: Progress | None) -> int:
     """Copy the ZSET, by rank in pages, into the season's partition of the archive, each
     player's time PostgreSQL's exact one. An earlier copy is dropped first; the new one is
@@ -228,6 +242,7 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
     copied = 0
     with transaction.atomic(), connection.cursor() as cursor:
         archive_partitions.partition_drop(cursor, season_id=season.pk)
+        partition = archive_partitions.partition_create(cursor, season_id=season.pk)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_TABLE)
         with cursor.cursor.copy(
@@ -236,11 +251,10 @@ def _snapshot(season: Season, on_progress: Progress | None) -> int:
             for page in store.iter_ranked_rows(
                 season.pk, page_size=SNAPSHOT_PAGE, shards=season.shards
             ):
-                copy.write("".join([_COPY_ROW % row for row in page]))
+                _copy_page(copy, page)
                 copied += len(page)
                 if on_progress is not None:
                     on_progress("snapshot", copied, expected)
-        partition = archive_partitions.partition_create(cursor, season_id=season.pk)
         cursor.execute(
             _ARCHIVE_FROM_SNAPSHOT.format(partition=partition),
             {

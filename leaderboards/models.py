@@ -56,7 +56,8 @@ class ArchivedStanding(models.Model):
     standings: players with a total in that season (whose foreign key holds them) and the
     season it locks; a void after the close adds a note (archive_notes.py), and an operator's
     correction re-ranks it (archive_corrections.py). In the database the primary key is
-    (id, season_id), as a partitioned table's keys must hold the season; ids stay unique.
+    (id, season_id), as a partitioned table's keys must hold the season; ids come from one
+    sequence.
     Foreign-key constraints would check every row at COMMIT, each check locking the player's
     row: at ten million players that was most of the close. So the references are checked by
     the close (its verify step compares the archive with the totals) and kept by PROTECT in the

@@ -58,13 +58,17 @@ class EstimatedCountPaginator(Paginator):
             return counted
         if queryset.query.where:
             return EXACT_COUNT_LIMIT
+        # The table's estimate: a partitioned table's (the archive's, by season) is the sum of
+        # its partitions', as only they are analyzed (-1: never analyzed yet).
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass",
+                "SELECT sum(greatest(c.reltuples, 0))::bigint"
+                " FROM pg_partition_tree(%s::regclass) t JOIN pg_class c ON c.oid = t.relid"
+                " WHERE t.isleaf",
                 [queryset.model._meta.db_table],
             )
             row = cursor.fetchone()
-        return max(counted, int(row[0]) if row else counted)
+        return max(counted, int(row[0]) if row and row[0] is not None else counted)
 
 
 class LargeTableAdmin(admin.ModelAdmin):

@@ -12,8 +12,8 @@ sort of every row at each close.
 
 The rows already archived stay where they are: the old table becomes the partition of the
 seasons it holds, every one of them closed, so no close ever writes there again. (Rows of a
-season still closing are dropped: a close resumed after this takes its snapshot again.) Its
-primary key is rebuilt on (id, season_id), one index build over the old archive. Rows of a
+season not closed yet are dropped: a close resumed after this takes its snapshot again.) Its
+primary key and player key are built anew, an index build each over the old archive. Rows of a
 season with no partition of its own (an archive written by hand) go to a default partition."""
 
 from django.db import migrations, models

@@ -72,7 +72,7 @@ from .reconciliation import (
     scan_standings,
     segment_entries_held,
 )
-from .rows import BatchRead, Standing
+from .rows import BatchRead, RankedRow, Standing
 from .whole import StandingsNotWhole, standings_mark_whole, standings_whole
 from .writes import (
     UNREAD,
@@ -102,6 +102,7 @@ __all__ = [
     "NotWhole",
     "Profile",
     "SharedAnswer",
+    "RankedRow",
     "Standing",
     "StandingWrite",
     "StandingsNotWhole",

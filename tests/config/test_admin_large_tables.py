@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from config.building_blocks import admin as admin_paging
+from leaderboards import archive_partitions
 from seasons.models import Season, SeasonState
 from tests.factories import BoardFactory, SeasonFactory
 
@@ -74,6 +75,28 @@ def test_past_the_exact_limit_an_unfiltered_list_shows_the_tables_estimate(
 
     # the estimate, never less than what was counted (limit + 1)
     assert page.context["cl"].result_count >= 4
+
+
+def test_the_archives_estimate_is_the_sum_of_its_seasons_partitions(operator, monkeypatch):
+    # given: two seasons archived, 6 and 5 standings, in partitions of their own (analyzed)
+    monkeypatch.setattr(admin_paging, "EXACT_COUNT_LIMIT", 3)
+    now = timezone.now()
+    for size in (6, 5):
+        season = SeasonFactory(state=SeasonState.CLOSED)
+        with connection.cursor() as cursor:
+            name = archive_partitions.partition_create(cursor, season_id=season.pk)
+            cursor.execute(
+                f"INSERT INTO {name} (season_id, rank, competition_rank, player_id, points,"  # noqa: S608
+                " reached_at) SELECT %s, i, i, 'p' || i, 100 - i, %s FROM generate_series(1, %s) i",
+                [season.pk, now, size],
+            )
+            archive_partitions.partition_index(cursor, name=name)
+            archive_partitions.partition_attach(cursor, season_id=season.pk)
+
+    page = operator.get("/admin/leaderboards/archivedstanding/")
+
+    # the partitioned table has no estimate of its own: its partitions' add up
+    assert page.context["cl"].result_count == 11
 
 
 def test_a_boards_page_lists_only_its_seasons_not_closed_yet(operator, db):

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from leaderboards import archive_partitions, closing, store
 from leaderboards.models import ArchivedStanding
+from seasons.models import SortOrder
 from tests.factories import SeasonFactory
 from tests.leaderboards.test_closing import EXPECTED_ORDER, archive, ended
 
@@ -136,6 +137,59 @@ def test_the_check_finds_two_players_out_of_the_tie_rules_order(ended):
     _move_rank(season.pk, 1000, 3)
 
     assert closing._verify(season) == {"wrong_ranks": 1}
+
+
+def test_the_check_holds_equal_points_to_who_reached_them_first(ended):
+    season = closing.season_close(season=ended)
+
+    # p06 and p05 have 5 points each, p06 reached them a second earlier: ranks 11 and 12
+    _move_rank(season.pk, 11, 1000)
+    _move_rank(season.pk, 12, 11)
+    _move_rank(season.pk, 1000, 12)
+
+    assert closing._verify(season) == {"wrong_ranks": 1}
+
+
+def test_the_check_holds_equal_points_and_times_to_the_player_id_that_sorts_last(ended):
+    season = closing.season_close(season=ended)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE seasons_archivedstanding SET reached_at = ("
+            " SELECT reached_at FROM seasons_archivedstanding"
+            " WHERE season_id = %s AND player_id = 'p06')"
+            " WHERE season_id = %s AND player_id = 'p05'",
+            [season.pk, season.pk],
+        )
+    # the same second too: p06 still first, its id sorting after p05's
+    assert closing._verify(season) == {}
+
+    _move_rank(season.pk, 11, 1000)
+    _move_rank(season.pk, 12, 11)
+    _move_rank(season.pk, 1000, 12)
+
+    assert closing._verify(season) == {"wrong_ranks": 1}
+
+
+def test_the_check_follows_the_boards_way_of_ranking_points(ended):
+    season = closing.season_close(season=ended)
+
+    # the archive as a highest-first board ranks it, checked as a lowest-first board's: every
+    # rank after the first with more points than the one before is out of order (ranks 2-11)
+    season.board.sort_order = SortOrder.LOWEST_FIRST
+    season.board.save(update_fields=["sort_order"])
+
+    assert closing._verify(season) == {"wrong_ranks": 10}
+
+
+def test_a_member_that_is_no_player_id_is_copied_escaped_and_caught(ended):
+    # a set Redis corrupted: a member with a tab, which COPY's text would take as two columns
+    store.write_standings([store.StandingWrite(ended.pk, "p\t99", 2**52)])
+
+    season = closing.season_close(season=ended)
+
+    # copied escaped, found by the check, the set rebuilt from PostgreSQL and copied again
+    assert season.snapshot_attempts == 2
+    assert [row[2] for row in archive(season)] == EXPECTED_ORDER
 
 
 def test_the_check_finds_ranks_that_do_not_start_at_1_or_skip_one(ended):
