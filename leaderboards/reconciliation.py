@@ -49,8 +49,8 @@ RECENT_REBUILD_AFTER = timedelta(hours=1)
 WALK_PAGE = 100_000
 # A larger season's pages grow so that its walk still takes WALK_RUNS runs (833,334 players a
 # run at 100 million): a check costs about 50 µs of the worker's, PostgreSQL's and Redis's CPU
-# together by estimate; measured at 100 million on one 2-core box, a run took 65 s, a third of it
-# the strangers' lookups read from disk (docs/operations.md).
+# together by estimate; measured at 100 million on one 2-core box, a run took 47 s, most of it
+# reading the page's players, names and strangers (docs/operations.md).
 WALK_RUNS = 120
 # ZSET members one run looks at for strangers, at least (more on a larger set, as the walk).
 STRANGER_SCAN = 100_000
