@@ -127,14 +127,18 @@ def _move_rank(season_id: int, rank: int, to: int) -> None:
         )
 
 
+def _swap_ranks(season_id: int, rank: int, other: int) -> None:
+    _move_rank(season_id, rank, 1000)
+    _move_rank(season_id, other, rank)
+    _move_rank(season_id, 1000, other)
+
+
 def test_the_check_finds_two_players_out_of_the_tie_rules_order(ended):
     season = closing.season_close(season=ended)
     assert closing._verify(season) == {}
 
     # p01 (99 points) and p02 (98) swap ranks 2 and 3: p01 now follows a player with fewer points
-    _move_rank(season.pk, 2, 1000)
-    _move_rank(season.pk, 3, 2)
-    _move_rank(season.pk, 1000, 3)
+    _swap_ranks(season.pk, 2, 3)
 
     assert closing._verify(season) == {"wrong_ranks": 1}
 
@@ -143,9 +147,7 @@ def test_the_check_holds_equal_points_to_who_reached_them_first(ended):
     season = closing.season_close(season=ended)
 
     # p06 and p05 have 5 points each, p06 reached them a second earlier: ranks 11 and 12
-    _move_rank(season.pk, 11, 1000)
-    _move_rank(season.pk, 12, 11)
-    _move_rank(season.pk, 1000, 12)
+    _swap_ranks(season.pk, 11, 12)
 
     assert closing._verify(season) == {"wrong_ranks": 1}
 
@@ -163,9 +165,7 @@ def test_the_check_holds_equal_points_and_times_to_the_player_id_that_sorts_last
     # the same second too: p06 still first, its id sorting after p05's
     assert closing._verify(season) == {}
 
-    _move_rank(season.pk, 11, 1000)
-    _move_rank(season.pk, 12, 11)
-    _move_rank(season.pk, 1000, 12)
+    _swap_ranks(season.pk, 11, 12)
 
     assert closing._verify(season) == {"wrong_ranks": 1}
 
