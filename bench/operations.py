@@ -50,14 +50,9 @@ def names_filed(season: Any, page: int) -> int:
     service the profile directory holds every player's name (filed as it changes), so the
     walk's check of names files none; a loaded season's directory is empty, and its first walk
     would file every name it passes (a cost of the first walk after the directory is lost)."""
-    from leaderboards import profiles
-    from matches.models import PlayerTotal
+    from leaderboards import profiles, reconciliation
 
-    players = list(
-        PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
-        .order_by("player_id")
-        .values_list("player_id", flat=True)[:page]
-    )
+    players = reconciliation.walk_page_players(season, page)
     step = 1000
     return sum(
         profiles.profiles_repair(players[start : start + step])

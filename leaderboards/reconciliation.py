@@ -282,11 +282,7 @@ def season_reconcile(*, season: Season, now: datetime | None = None) -> Tally:
     # Its size read from its ZSET once a run (counting its totals would cost more than a check).
     size = store.board_size(season.pk, shards=season.shards)
     page_size = walk_page(size)
-    page = list(
-        PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
-        .order_by("player_id")
-        .values_list("player_id", flat=True)[:page_size]
-    )
+    page = walk_page_players(season, page_size)
     sample, present = _missing(season, page[:LOST_SAMPLE])
     marked = season.standings_whole_since is not None
     if sample.drift * 2 > sample.checked or (
@@ -338,6 +334,15 @@ def walk_page(size: int) -> int:
     """How many players of a season of `size` each run's walk checks (a whole walk takes
     size / walk_page(size) runs, one a minute)."""
     return _per_run(size, WALK_PAGE)
+
+
+def walk_page_players(season: Season, page_size: int) -> list[str]:
+    """The players the season's next run walks: `page_size` of them after its cursor."""
+    return list(
+        PlayerTotal.objects.filter(season=season, player_id__gt=season.reconcile_cursor)
+        .order_by("player_id")
+        .values_list("player_id", flat=True)[:page_size]
+    )
 
 
 def _per_run(size: int, least: int) -> int:

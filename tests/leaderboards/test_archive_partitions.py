@@ -14,6 +14,7 @@ from leaderboards.models import ArchivedStanding
 from seasons.models import SortOrder
 from tests.factories import SeasonFactory
 from tests.leaderboards.test_closing import EXPECTED_ORDER, archive, ended
+from tests.sessions import database_session
 
 pytestmark = pytest.mark.django_db
 
@@ -244,14 +245,7 @@ def test_index_builds_get_at_least_512mb_of_sort_memory_never_less_than_the_serv
 
 def _reader() -> psycopg.Connection:
     """Another session of the test database, as a long read of the archive would hold one."""
-    db = connection.settings_dict
-    return psycopg.connect(
-        host=db["HOST"] or "127.0.0.1",
-        port=db["PORT"] or 5432,
-        user=db["USER"],
-        password=db["PASSWORD"] or None,
-        dbname=db["NAME"],
-    )
+    return database_session(connection.settings_dict["NAME"])
 
 
 def test_dropping_an_earlier_copy_gives_up_on_a_long_read_of_the_archive(

@@ -32,6 +32,7 @@ from matches.models import MatchResult, PendingStanding, Player, PlayerTotal
 from seasons.models import Season
 from server.asgi import application
 from tests.asgi import asgi_get
+from tests.sessions import database_session
 
 # Each test here is a process's life on a database (or two processes' in turn). In the full
 # suite a worker carries state from earlier tests that no real process would, and two of these
@@ -48,15 +49,7 @@ OLD_PLAYERS = [f"old{i}" for i in range(1, 7)]
 
 
 def _maintenance() -> psycopg.Connection:
-    db = connection.settings_dict
-    return psycopg.connect(
-        host=db["HOST"] or "127.0.0.1",
-        port=db["PORT"] or 5432,
-        user=db["USER"],
-        password=db["PASSWORD"] or None,
-        dbname="postgres",
-        autocommit=True,
-    )
+    return database_session("postgres", autocommit=True)
 
 
 @pytest.fixture
