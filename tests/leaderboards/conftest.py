@@ -1,12 +1,16 @@
-"""The leaderboard tests' shared board, and the leaderboard data on a Redis Cluster."""
+"""The leaderboard tests' shared board, a season that ended (the close's tests), and the
+leaderboard data on a Redis Cluster."""
 
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from config.building_blocks import redis as redis_roles
 from leaderboards import store
+from seasons.models import RewardTier, Season
+from tests.factories import BoardFactory, SeasonFactory
 from tests.redis_cluster import LocalRedisCluster
 
 
@@ -27,6 +31,43 @@ def board(post_scores, season):
             }
         )
         assert response.status_code == 201
+    return season
+
+
+@pytest.fixture
+def ended(post_scores):
+    """A global season that ended an hour ago (grace 10 minutes) with 12 players: p00 has the
+    most points; p05 and p06 tie on points, p06 reached them first."""
+    now = timezone.now().replace(microsecond=0)
+    board = BoardFactory(slug="global")
+    season = SeasonFactory(
+        board=board,
+        slug="past",
+        starts_at=now - timedelta(days=7),
+        ends_at=now - timedelta(hours=1),
+        grace_period=timedelta(minutes=10),
+    )
+    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
+    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
+    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
+    body = []
+    for i in range(12):
+        points = 5 if i in (5, 6) else 100 - i
+        ended_at = season.starts_at + timedelta(seconds=100 - i)
+        body.append(
+            {
+                "player_id": f"p{i:02d}",
+                "points": points,
+                "match_id": "m",
+                "season": "past",
+                "ended_at": ended_at.isoformat(),
+            }
+        )
+    with_season = Season.objects.filter(pk=season.pk)
+    with_season.update(ends_at=now + timedelta(hours=1))  # open while the results arrive
+    assert post_scores(body).status_code == 200
+    with_season.update(ends_at=now - timedelta(hours=1))
+    season.refresh_from_db()
     return season
 
 

@@ -2,8 +2,6 @@
 once full and attaches it; a snapshot taken again replaces it; its check of the ranks reads the
 archive in rank order."""
 
-# ruff: noqa: F401, F811 - the close's `ended` season is test_closing's fixture, imported
-
 import psycopg
 import pytest
 from django.db import OperationalError, connection, transaction
@@ -13,7 +11,7 @@ from leaderboards import archive_partitions, closing, store
 from leaderboards.models import ArchivedStanding
 from seasons.models import SortOrder
 from tests.factories import SeasonFactory
-from tests.leaderboards.test_closing import EXPECTED_ORDER, archive, ended
+from tests.leaderboards.closed_seasons import EXPECTED_ORDER, archive
 from tests.sessions import database_session
 
 pytestmark = pytest.mark.django_db

@@ -19,84 +19,9 @@ from matches.models import PendingPlayerRefresh, Player
 from matches.services import player_ban, player_unban
 from seasons.models import RewardTier, Season
 from tests.factories import BoardFactory, SeasonFactory
+from tests.leaderboards.closed_seasons import EXPECTED_ORDER, EXPECTED_REWARDS, archive, rewards
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def ended(post_scores):
-    """A global season that ended an hour ago (grace 10 minutes) with 12 players: p00 has the
-    most points; p05 and p06 tie on points, p06 reached them first."""
-    now = timezone.now().replace(microsecond=0)
-    board = BoardFactory(slug="global")
-    season = SeasonFactory(
-        board=board,
-        slug="past",
-        starts_at=now - timedelta(days=7),
-        ends_at=now - timedelta(hours=1),
-        grace_period=timedelta(minutes=10),
-    )
-    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
-    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
-    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
-    body = []
-    for i in range(12):
-        points = 5 if i in (5, 6) else 100 - i
-        ended_at = season.starts_at + timedelta(seconds=100 - i)
-        body.append(
-            {
-                "player_id": f"p{i:02d}",
-                "points": points,
-                "match_id": "m",
-                "season": "past",
-                "ended_at": ended_at.isoformat(),
-            }
-        )
-    with_season = Season.objects.filter(pk=season.pk)
-    with_season.update(ends_at=now + timedelta(hours=1))  # open while the results arrive
-    assert post_scores(body).status_code == 200
-    with_season.update(ends_at=now - timedelta(hours=1))
-    season.refresh_from_db()
-    return season
-
-
-def archive(season):
-    return list(
-        ArchivedStanding.objects.filter(season=season)
-        .order_by("rank")
-        .values_list("rank", "competition_rank", "player_id", "points")
-    )
-
-
-def rewards(season):
-    return dict(SeasonReward.objects.filter(season=season).values_list("player_id", "reward_code"))
-
-
-EXPECTED_ORDER = [
-    "p00",
-    "p01",
-    "p02",
-    "p03",
-    "p04",
-    "p07",
-    "p08",
-    "p09",
-    "p10",
-    "p11",
-    "p06",
-    "p05",
-]
-
-
-# What the `ended` fixture's reward tiers give its players when it closes.
-EXPECTED_REWARDS = {
-    "p00": "gold",
-    "p01": "silver",
-    "p02": "silver",
-    "p03": "top-half",
-    "p04": "top-half",
-    "p07": "top-half",
-}
 
 
 def test_closing_archives_exact_standings_and_rewards(ended):
