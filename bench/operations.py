@@ -177,10 +177,25 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join([title, "", *table("Path | Time | Note", "lrl", rows)]) + "\n"
 
 
+def _redis_cleanup(env: BenchEnvironment) -> None:
+    """The run's keys go (the closed season's sets, its profile directory, the cache): a
+    reused season is rebuilt anyway, and keys left behind slow every later SCAN of the Redis."""
+    from leaderboards import store
+
+    from .load import redis_cleanup
+
+    store.delete_prefixed_keys()
+    redis_cleanup(env)
+
+
 def main(argv: list[str] | None = None) -> int:
     options = options_parse("bench.operations", __doc__, OPTIONS, argv)
     with Program("operations") as program:
-        results = run(bench_setup(options), options.players, options.reuse_season)
+        env = bench_setup(options)
+        try:
+            results = run(env, options.players, options.reuse_season)
+        finally:
+            _redis_cleanup(env)
     if program.code:
         return program.code
     folder = options.results_dir

@@ -327,4 +327,6 @@ def test_operator_paths_are_timed_on_a_season_of_the_benchs_own(tmp_path, bench_
     assert (
         "| close (snapshot, archive, rewards) |" in (tmp_path / "operations-latest.md").read_text()
     )
+    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    assert list(client.scan_iter(match=f"{prefix}*", count=1000)) == []
     assert not (bench_postgres_dir / "data" / "postmaster.pid").exists()
