@@ -8,9 +8,10 @@ in random order whichever way the rows came; at 100 million players that was 22 
 a full table sorts its keys once (with parallel workers). A season archived again (a snapshot
 that failed its check) drops its own table, not rows out of a shared one.
 
-The close (closing._snapshot) takes three transactions: the earlier copy dropped and the bare
-table made; the table filled, indexed and analyzed (no lock on the archive at all); the table
-attached. So the archive is never left with part of a season. Locks on the archive:
+The close (closing.py) takes four transactions: the earlier copy dropped and the bare table
+made; the table filled (then checked); indexed and analyzed (neither takes a lock on the
+archive); attached. So the archive is never left with part of a season, nor with a copy that
+failed its check. Locks on the archive:
 - the attach takes one that lets reads and writes of the archive through, and an exclusive one
   on the default partition (empty), which reads across seasons (a player's history) touch: it
   waits for those under way, briefly, and they wait for it, a few milliseconds;

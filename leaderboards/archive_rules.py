@@ -70,7 +70,8 @@ BANNED_AT_NOW = "(p.banned_at IS NOT NULL AND (p.banned_until IS NULL OR p.banne
 def standings_rank(cursor: Any, *, season: Season, tables: ArchiveTables, now: datetime) -> int:
     """The season's final standings from PostgreSQL's totals, as the close archives them from
     its sorted set (which holds the same totals, the players banned at `now` left out); returns
-    how many players. The close's check (closing._verify) holds its snapshot to this order."""
+    how many players. The close's check (closing._out_of_order, each standing joined to its
+    total) holds its snapshot to this order."""
     order = final_order_sql(season=season, totals="t", starts_at="%(starts_at)s")
     better = better_points_sql(season=season, totals="t")
     cursor.execute(

@@ -1,6 +1,5 @@
-"""The archive partitioned by season: the close fills a season's own partition bare, indexes it
-once full and attaches it; a snapshot taken again replaces it; its check of the ranks reads the
-archive in rank order."""
+"""The archive partitioned by season: the close fills a season's own partition bare, checks it
+as it is written, indexes it once full and attaches it; a snapshot taken again replaces it."""
 
 import psycopg
 import pytest
@@ -9,6 +8,8 @@ from django.utils import timezone
 
 from leaderboards import archive_partitions, closing, store
 from leaderboards.models import ArchivedStanding
+from leaderboards.services import season_rebuild_standings
+from matches.models import PlayerTotal
 from seasons.models import SortOrder
 from tests.factories import SeasonFactory
 from tests.leaderboards.closed_seasons import EXPECTED_ORDER, archive
@@ -118,66 +119,108 @@ def test_a_partition_a_crash_left_unattached_is_built_again_by_the_next_run(ende
     assert [row[2] for row in archive(season)] == EXPECTED_ORDER
 
 
-def _move_rank(season_id: int, rank: int, to: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE seasons_archivedstanding SET rank = %s WHERE season_id = %s AND rank = %s",
-            [to, season_id, rank],
+def _checked(season, monkeypatch, alter=lambda rows: rows) -> dict[str, int]:
+    """The close's snapshot and check of the season, the set's rows changed by `alter` on the
+    way (as a fault in the reading of the set would), in pages of 5, so faults between pages
+    are found too."""
+    read = store.iter_ranked_rows
+
+    def altered(season_id, *, page_size, shards):
+        rows = alter([row for page in read(season_id, page_size=page_size, shards=shards)
+                      for row in page])  # fmt: skip
+        yield from (rows[start : start + 5] for start in range(0, len(rows), 5))
+
+    monkeypatch.setattr(store, "iter_ranked_rows", altered)
+    return closing._verify(season, closing._snapshot(season, None))
+
+
+def _swapped(first: int, second: int):
+    """The players (and their scores) at two places swap, the ranks stay."""
+
+    def alter(rows):
+        rows[first], rows[second] = (
+            (*rows[first][:2], *rows[second][2:]),
+            (*rows[second][:2], *rows[first][2:]),
         )
+        return rows
+
+    return alter
 
 
-def _swap_ranks(season_id: int, rank: int, other: int) -> None:
-    _move_rank(season_id, rank, 1000)
-    _move_rank(season_id, other, rank)
-    _move_rank(season_id, 1000, other)
+def test_the_check_passes_the_sets_own_order(ended, monkeypatch):
+    assert _checked(ended, monkeypatch) == {}
+    assert _fetch(f"SELECT count(*) FROM archive_season_{ended.pk}") == [(12,)]  # noqa: S608
 
 
-def test_the_check_finds_two_players_out_of_the_tie_rules_order(ended):
-    season = closing.season_close(season=ended)
-    assert closing._verify(season) == {}
-
-    # p01 (99 points) and p02 (98) swap ranks 2 and 3: p01 now follows a player with fewer points
-    _swap_ranks(season.pk, 2, 3)
-
-    assert closing._verify(season) == {"wrong_ranks": 1}
+@pytest.mark.parametrize("first", [1, 4])  # within a page; the last of one and the next's first
+def test_the_check_finds_two_players_out_of_the_tie_rules_order(ended, monkeypatch, first):
+    # p01 (99 points) and p02 (98) swap ranks 2 and 3 (p04 and p07, ranks 5 and 6): the first
+    # now follows a player with fewer points
+    assert _checked(ended, monkeypatch, _swapped(first, first + 1)) == {"wrong_ranks": 1}
 
 
-def test_the_check_holds_equal_points_to_who_reached_them_first(ended):
-    season = closing.season_close(season=ended)
-
+def test_the_check_holds_equal_points_to_who_reached_them_first(ended, monkeypatch):
     # p06 and p05 have 5 points each, p06 reached them a second earlier: ranks 11 and 12
-    _swap_ranks(season.pk, 11, 12)
-
-    assert closing._verify(season) == {"wrong_ranks": 1}
+    assert _checked(ended, monkeypatch, _swapped(10, 11)) == {"wrong_ranks": 1}
 
 
-def test_the_check_holds_equal_points_and_times_to_the_player_id_that_sorts_last(ended):
-    season = closing.season_close(season=ended)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE seasons_archivedstanding SET reached_at = ("
-            " SELECT reached_at FROM seasons_archivedstanding"
-            " WHERE season_id = %s AND player_id = 'p06')"
-            " WHERE season_id = %s AND player_id = 'p05'",
-            [season.pk, season.pk],
-        )
+def test_the_check_holds_equal_points_and_times_to_the_player_id_that_sorts_last(
+    ended, monkeypatch
+):
+    p06 = PlayerTotal.objects.get(season=ended, player_id="p06")
+    PlayerTotal.objects.filter(season=ended, player_id="p05").update(reached_at=p06.reached_at)
+    season_rebuild_standings(season=ended)
     # the same second too: p06 still first, its id sorting after p05's
-    assert closing._verify(season) == {}
+    assert _checked(ended, monkeypatch) == {}
 
-    _swap_ranks(season.pk, 11, 12)
-
-    assert closing._verify(season) == {"wrong_ranks": 1}
+    assert _checked(ended, monkeypatch, _swapped(10, 11)) == {"wrong_ranks": 1}
 
 
-def test_the_check_follows_the_boards_way_of_ranking_points(ended):
-    season = closing.season_close(season=ended)
+def test_the_check_finds_ranks_that_do_not_start_at_1_or_skip_one(ended, monkeypatch):
+    def skipped(rows):
+        rows[-1] = (13, *rows[-1][1:])  # the last rank skips 12
+        return rows
 
-    # the archive as a highest-first board ranks it, checked as a lowest-first board's: every
-    # rank after the first with more points than the one before is out of order (ranks 2-11)
-    season.board.sort_order = SortOrder.LOWEST_FIRST
-    season.board.save(update_fields=["sort_order"])
+    assert _checked(ended, monkeypatch, skipped) == {"wrong_ranks": 1}
 
-    assert closing._verify(season) == {"wrong_ranks": 10}
+    def from_0(rows):
+        rows[0] = (0, *rows[0][1:])  # and the first is 0, so rank 2 no longer follows it either
+        return skipped(rows)
+
+    assert _checked(ended, monkeypatch, from_0) == {"wrong_ranks": 3}
+
+
+def test_a_standing_is_archived_only_with_the_score_its_total_packs_to(ended, monkeypatch):
+    # p03 a second later in the set than in PostgreSQL (its points the same): a stale time
+    (composite,) = store.scores_of(ended.pk, ["p03"])
+    store.compare_and_set(ended.pk, "p03", expected=composite, composite=composite - 1)
+
+    problems = _checked(ended, monkeypatch)
+
+    assert problems == {"standings_not_in_totals": 1, "totals_not_in_standings": 1}
+    copied = _fetch(f"SELECT player_id FROM archive_season_{ended.pk}")  # noqa: S608
+    assert sorted(player for (player,) in copied) == sorted(set(EXPECTED_ORDER) - {"p03"})
+
+
+def test_the_check_follows_the_boards_way_of_ranking_points(ended, monkeypatch):
+    # the set as a highest-first board packs it, checked as a lowest-first board's: no total
+    # packs to its standing's composite
+    ended.board.sort_order = SortOrder.LOWEST_FIRST
+    ended.board.save(update_fields=["sort_order"])
+
+    problems = _checked(ended, monkeypatch)
+
+    assert problems == {"standings_not_in_totals": 12, "totals_not_in_standings": 12}
+
+
+def test_a_player_twice_in_the_set_is_found(ended, monkeypatch):
+    def twice(rows):
+        return [*rows, (13, 12, *rows[-1][2:])]
+
+    problems = _checked(ended, monkeypatch, twice)
+
+    # archived twice: one total more than PostgreSQL has, and out of the set's order
+    assert problems == {"totals_not_in_standings": -1, "wrong_ranks": 1}
 
 
 def test_a_member_that_is_no_player_id_is_copied_escaped_and_caught(ended):
@@ -191,28 +234,28 @@ def test_a_member_that_is_no_player_id_is_copied_escaped_and_caught(ended):
     assert [row[2] for row in archive(season)] == EXPECTED_ORDER
 
 
-def test_the_check_finds_ranks_that_do_not_start_at_1_or_skip_one(ended):
-    season = closing.season_close(season=ended)
+def test_a_snapshot_that_fails_its_check_is_never_indexed_nor_attached(ended, monkeypatch):
+    # every snapshot out of order (a fault in the reading of the set), rebuilt or not
+    read = store.iter_ranked_rows
 
-    _move_rank(season.pk, 12, 13)  # the last rank skips 12
-    assert closing._verify(season) == {"wrong_ranks": 1}
-    _move_rank(season.pk, 1, 0)  # and the first is 0, so rank 2 no longer follows it either
-    assert closing._verify(season) == {"wrong_ranks": 3}
+    def swapped(season_id, *, page_size, shards):
+        rows = [row for page in read(season_id, page_size=page_size, shards=shards)
+                for row in page]  # fmt: skip
+        yield _swapped(0, 1)(rows)
 
+    monkeypatch.setattr(store, "iter_ranked_rows", swapped)
 
-def test_the_check_of_the_ranks_reads_the_archive_in_rank_order_without_a_sort(ended):
-    season = closing.season_close(season=ended)
-    points, elapsed, player = closing.final_order_keys(season=season, totals="a", starts_at="%s")
-    sql = closing._WRONG_RANKS.format(points=points, elapsed=elapsed, player=player)
+    with pytest.raises(closing.StandingsMismatch, match="wrong_ranks"):
+        closing.season_close(season=ended)
 
-    # (a table of 12 rows is read whole and sorted: the plan at scale is the index's)
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-    plan = _fetch(f"EXPLAIN {sql}", [season.starts_at, season.starts_at, season.pk])  # noqa: S608
-
-    text = "\n".join(row[0] for row in plan)
-    assert f"archive_season_{season.pk}_unique_rank" in text
-    assert "Sort" not in text
+    name = f"archive_season_{ended.pk}"
+    assert _fetch(f"SELECT count(*) FROM {name}") == [(12,)]  # noqa: S608
+    assert _indexes_of(name) == []
+    assert _partitions_of(ended.pk) == []
+    assert ArchivedStanding.objects.filter(season=ended).count() == 0
+    ended.refresh_from_db()
+    assert ended.state == "closing"
+    assert ended.snapshot_attempts == closing.MAX_SNAPSHOT_ATTEMPTS
 
 
 def test_a_players_history_across_seasons_is_read_through_the_player_key(ended):

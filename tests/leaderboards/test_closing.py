@@ -129,7 +129,7 @@ def test_closing_before_the_grace_period_ends_is_refused_unless_forced(post_scor
 
 
 @pytest.mark.parametrize(
-    "step", ["_mirror_pending", "_snapshot", "_verify", "season_rewards_award"]
+    "step", ["_mirror_pending", "_snapshot", "_verify", "_attach", "season_rewards_award"]
 )
 def test_a_close_killed_at_any_step_is_finished_by_the_next_run(ended, monkeypatch, step):
     real = getattr(closing, step)
