@@ -21,11 +21,16 @@ pytestmark = pytest.mark.django_db
 
 STARTS_AT = datetime(2025, 1, 1, tzinfo=UTC)
 POINTS = [0, 1, 2, MAX_POINTS - 1, MAX_POINTS]
-# Before the start, the start, within the first second, the last slot, and past it.
+# Before the start, the start, within the first second, a microsecond short of a whole second
+# and on it deep into the season, the last slot, and past it.
 REACHED_AT = [
     STARTS_AT - timedelta(days=1),
     STARTS_AT,
+    STARTS_AT - timedelta(microseconds=1),
     STARTS_AT + timedelta(seconds=0.999),
+    STARTS_AT + timedelta(microseconds=1),
+    STARTS_AT + timedelta(days=100, seconds=41, microseconds=999_999),
+    STARTS_AT + timedelta(days=100, seconds=42),
     STARTS_AT + timedelta(seconds=TIME_SLOTS - 1),
     STARTS_AT + timedelta(seconds=TIME_SLOTS - 1, microseconds=999_999),
     STARTS_AT + timedelta(seconds=TIME_SLOTS * 3),
