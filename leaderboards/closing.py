@@ -242,7 +242,7 @@ _TOTALS_ARCHIVED_COUNT = f"SELECT count(*) FROM ({_TOTALS_ARCHIVED}) t"
 
 class Snapshot(NamedTuple):
     """What a snapshot copied: standings read from the set, those archived (their total packs
-    to their composite), and rows out of the set's order (or off the ranks 1, 2, 3 ...)."""
+    to their composite), and faults of their ranks' order (_out_of_order)."""
 
     copied: int
     archived: int
