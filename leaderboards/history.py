@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from config.building_blocks.errors import Conflict
 from seasons.models import Season, SeasonState
@@ -30,13 +30,14 @@ _HISTORY_COLUMNS = {
 }
 
 
-def player_history(*, player_id: str) -> list[dict[str, Any]]:
-    """A player's final standing in every closed season, newest first, with their reward: one
-    query, read as tuples (a player page asks for it on every view)."""
+def _history_rows(player_id: str) -> QuerySet[ArchivedStanding, tuple[Any, ...]]:
+    """The player's archived standings in every closed season of a shown board, newest first,
+    as tuples of _HISTORY_COLUMNS: one query, through the archive's player key in each of its
+    partitions."""
     reward = SeasonReward.objects.filter(
         season_id=OuterRef("season_id"), player_id=player_id, segment=""
     ).values("reward_code")
-    rows = (
+    return (
         ArchivedStanding.objects.filter(
             player_id=player_id, season__state=SeasonState.CLOSED, season__board__hidden=False
         )
@@ -44,8 +45,13 @@ def player_history(*, player_id: str) -> list[dict[str, Any]]:
         .order_by("-season__ends_at")
         .values_list(*_HISTORY_COLUMNS.values())
     )
+
+
+def player_history(*, player_id: str) -> list[dict[str, Any]]:
+    """A player's final standing in every closed season, newest first, with their reward: one
+    query, read as tuples (a player page asks for it on every view)."""
     history = []
-    for row in rows:
+    for row in _history_rows(player_id):
         past = dict(zip(_HISTORY_COLUMNS, row, strict=True))
         # Changed by a correction of the season's archive after its close (closed_rank: the
         # rank the close gave; null: the close did not archive the player).
