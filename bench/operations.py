@@ -66,6 +66,7 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     from django.urls import reverse
     from django.utils import timezone
 
+    from config.building_blocks.minute_counts import process_counts
     from leaderboards import closing, exports, reconciliation
     from leaderboards.models import ArchivedStanding
     from matches.models import PlayerTotal
@@ -95,6 +96,8 @@ def run(env: BenchEnvironment, players: int, reuse: bool) -> dict[str, Any]:
     admin, _ = get_user_model().objects.get_or_create(
         username="bench-admin", defaults={"is_staff": True, "is_superuser": True}
     )
+    # The admin pages below go through Django's test client, in this process: no web process.
+    process_counts().keep_local()
     client = Client()
     client.force_login(admin)
     results_url, totals_url, players_url = (

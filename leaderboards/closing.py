@@ -122,8 +122,8 @@ def _season_close(
     for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
         Season.objects.filter(pk=season.pk).update(snapshot_attempts=F("snapshot_attempts") + 1)
         snapshot = _snapshot(season, on_progress)
-        clock = _step(season, "snapshotted", clock, archived_players=snapshot.archived)
-        problems = _verify(season, snapshot)
+        clock = _step(season, "snapshotted", clock)
+        problems = _verify(snapshot)
         if not problems:
             break
         logger.error(
@@ -138,7 +138,8 @@ def _season_close(
     _attach(season)
     _segments_archive(season)
     _clans_archive(season)
-    clock = _step(season, "verified", clock)
+    # The archive's size once it holds the season (rewards by top percentage read it).
+    clock = _step(season, "verified", clock, archived_players=snapshot.archived)
 
     awarded = season_rewards_award(season=season, now=now)
     _step(season, "rewarded", clock)
@@ -231,21 +232,29 @@ _TOTAL_COMPOSITE = composite_sql(
     starts_at="%(starts_at)s",
     lowest_first="%(lowest_first)s",
 )
+# One statement, so the standings archived and the totals counted are of one moment: a ban
+# between two statements could leave out one player and let in another, and the counts agree.
 _ARCHIVE_FROM_SNAPSHOT = f"""
-    INSERT INTO {{partition}} (season_id, rank, competition_rank, player_id, points, reached_at)
-    SELECT %(season)s, s.rank, s.competition_rank, s.player_id, t.points, t.reached_at
-    FROM close_snapshot s
-    JOIN ({_TOTALS_ARCHIVED}) t ON t.player_id = s.player_id AND {_TOTAL_COMPOSITE} = s.composite
+    WITH archived AS (
+        INSERT INTO {{partition}} (season_id, rank, competition_rank, player_id, points, reached_at)
+        SELECT %(season)s, s.rank, s.competition_rank, s.player_id, t.points, t.reached_at
+        FROM close_snapshot s
+        JOIN ({_TOTALS_ARCHIVED}) t
+            ON t.player_id = s.player_id AND {_TOTAL_COMPOSITE} = s.composite
+        RETURNING NULL
+    )
+    SELECT (SELECT count(*) FROM archived), (SELECT count(*) FROM ({_TOTALS_ARCHIVED}) t)
 """
-_TOTALS_ARCHIVED_COUNT = f"SELECT count(*) FROM ({_TOTALS_ARCHIVED}) t"
 
 
 class Snapshot(NamedTuple):
     """What a snapshot copied: standings read from the set, those archived (their total packs
-    to their composite), and faults of their ranks' order (_out_of_order)."""
+    to their composite), the season's totals to archive at that moment, and faults of the
+    ranks' order (_out_of_order)."""
 
     copied: int
     archived: int
+    totals: int
     out_of_order: int
 
 
@@ -313,22 +322,19 @@ def _snapshot(season: Season, on_progress: Progress | None) -> Snapshot:
                 "starts_at": season.starts_at,
             },
         )
-        archived = cursor.rowcount
+        archived, totals = cursor.fetchone()
         # Dropped here too: inside an outer transaction (a test's) the commit is not this one's.
         cursor.execute("DROP TABLE close_snapshot")
-    return Snapshot(copied=copied, archived=archived, out_of_order=out_of_order)
+    return Snapshot(copied=copied, archived=archived, totals=totals, out_of_order=out_of_order)
 
 
-def _verify(season: Season, snapshot: Snapshot) -> dict[str, int]:
+def _verify(snapshot: Snapshot) -> dict[str, int]:
     """Where the snapshot disagrees with PostgreSQL's totals (empty when they agree). A player
     twice in the set is archived twice: `totals_not_in_standings` below zero."""
-    with connection.cursor() as cursor:
-        cursor.execute(_TOTALS_ARCHIVED_COUNT, {"season": season.pk})
-        (totals,) = cursor.fetchone()
     problems = {
         # A member with no total, or a score its total does not pack to (points or time).
         "standings_not_in_totals": snapshot.copied - snapshot.archived,
-        "totals_not_in_standings": totals - snapshot.archived,
+        "totals_not_in_standings": snapshot.totals - snapshot.archived,
         "wrong_ranks": snapshot.out_of_order,
     }
     return {name: count for name, count in problems.items() if count}

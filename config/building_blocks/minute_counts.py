@@ -87,6 +87,13 @@ class ProcessCounts:
         with self._lock:
             self._sockets -= 1
 
+    def keep_local(self) -> None:
+        """Never send this process's counts: a harness that serves requests through Django's
+        test client is no web process of the deployment (its entry would show on the operator's
+        charts, and outlive it). Before its first request: no flushing thread starts."""
+        with self._lock:
+            self._pid = os.getpid()
+
     @property
     def open_sockets(self) -> int:
         return self._sockets

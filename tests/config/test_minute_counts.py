@@ -3,6 +3,7 @@ answers of Django (the event loop's own are counted in tests/leaderboards/test_f
 tests/matches/test_abuse.py), the process's open sockets, all in Redis after a flush."""
 
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -15,7 +16,12 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from config.building_blocks import redis as redis_roles
-from config.building_blocks.minute_counts import MinuteCounts, minutes_read, process_counts
+from config.building_blocks.minute_counts import (
+    MinuteCounts,
+    ProcessCounts,
+    minutes_read,
+    process_counts,
+)
 from server.asgi import application
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +106,20 @@ def test_a_minute_no_process_reported_in_has_no_sockets_and_no_responses():
     assert minutes_read([QUIET_MINUTE]) == [
         MinuteCounts(minute=QUIET_MINUTE, responses_4xx=0, responses_5xx=0, sockets=None)
     ]
+
+
+def test_a_process_that_keeps_its_counts_local_sends_none():
+    def flushing_threads() -> int:
+        return sum(thread.name == "minute-counts" for thread in threading.enumerate())
+
+    counts = ProcessCounts()
+    before = flushing_threads()
+
+    counts.keep_local()
+    counts.response(404)
+
+    # no thread of its own to send them (a harness's test client is no web process)
+    assert flushing_threads() == before
+    other = ProcessCounts()
+    other.response(404)
+    assert flushing_threads() == before + 1
