@@ -35,22 +35,16 @@ ARCHIVE_TABLES = ArchiveTables(
 )
 
 
-def final_order_keys(*, season: Season, totals: str, starts_at: str) -> tuple[str, str, str]:
-    """The keys of the final standings' order, as the season's sorted set holds them: points
-    (the board's way, higher first), then who reached them first (whole seconds, lower first),
-    then the player_id that sorts last (byte order) first. `totals` names the rows (of totals
-    or of the archive), `starts_at` the season start's parameter."""
+def final_order_sql(*, season: Season, totals: str, starts_at: str) -> str:
+    """The order of the final standings, as the season's sorted set holds them, for an ORDER BY:
+    points (the board's way, higher first), then who reached them first (whole seconds, lower
+    first), then the player_id that sorts last (byte order) first. `totals` names the rows (of
+    totals or of the archive), `starts_at` the season start's parameter."""
     ranked_points = ranked_points_sql(
         points=f"{totals}.points", lowest_first="TRUE" if season.board.lowest_first else "FALSE"
     )
     elapsed = elapsed_seconds_sql(reached_at=f"{totals}.reached_at", starts_at=starts_at)
-    return ranked_points, elapsed, f'{totals}.player_id COLLATE "C"'
-
-
-def final_order_sql(*, season: Season, totals: str, starts_at: str) -> str:
-    """The order of the final standings (final_order_keys), for an ORDER BY."""
-    points, elapsed, player = final_order_keys(season=season, totals=totals, starts_at=starts_at)
-    return f"{points} DESC, {elapsed} ASC, {player} DESC"
+    return f'{ranked_points} DESC, {elapsed} ASC, {totals}.player_id COLLATE "C" DESC'
 
 
 def better_points_sql(*, season: Season, totals: str) -> str:

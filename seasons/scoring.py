@@ -79,15 +79,3 @@ def composite_sql(*, points: str, reached_at: str, starts_at: str, lowest_first:
     ranked_points = ranked_points_sql(points=points, lowest_first=lowest_first)
     elapsed = elapsed_seconds_sql(reached_at=reached_at, starts_at=starts_at)
     return f"{ranked_points}::bigint * {TIME_SLOTS} + {TIME_SLOTS - 1} - {elapsed}::bigint"
-
-
-def points_of_sql(*, composite: str, lowest_first: str) -> str:
-    """points_of as a PostgreSQL expression over a (non-negative) bigint composite."""
-    ranked = f"(({composite}) / {TIME_SLOTS})"
-    return f"(CASE WHEN {lowest_first} THEN {MAX_POINTS} - {ranked} ELSE {ranked} END)::integer"
-
-
-def elapsed_of_sql(*, composite: str) -> str:
-    """elapsed_of as a PostgreSQL expression: whole seconds from the season's start (mod(), not
-    `%`, which a statement with parameters would take for a placeholder)."""
-    return f"({TIME_SLOTS - 1} - mod({composite}, {TIME_SLOTS}))"
