@@ -119,10 +119,9 @@ def test_a_partition_a_crash_left_unattached_is_built_again_by_the_next_run(ende
     assert [row[2] for row in archive(season)] == EXPECTED_ORDER
 
 
-def _checked(season, monkeypatch, alter=lambda rows: rows) -> dict[str, int]:
-    """The close's snapshot and check of the season, the set's rows changed by `alter` on the
-    way (as a fault in the reading of the set would), in pages of 5, so faults between pages
-    are found too."""
+def _read_altered(monkeypatch, alter) -> None:
+    """The set's rows read by the close changed by `alter` on the way (as a fault in the
+    reading of the set would), in pages of 5, so faults between pages are found too."""
     read = store.iter_ranked_rows
 
     def altered(season_id, *, page_size, shards):
@@ -131,6 +130,11 @@ def _checked(season, monkeypatch, alter=lambda rows: rows) -> dict[str, int]:
         yield from (rows[start : start + 5] for start in range(0, len(rows), 5))
 
     monkeypatch.setattr(store, "iter_ranked_rows", altered)
+
+
+def _checked(season, monkeypatch, alter=lambda rows: rows) -> dict[str, int]:
+    """The close's snapshot and check of the season, its rows read through `alter`."""
+    _read_altered(monkeypatch, alter)
     return closing._verify(closing._snapshot(season, None))
 
 
@@ -245,14 +249,7 @@ def test_a_banned_player_left_in_the_set_is_not_archived(ended, monkeypatch):
 
 
 def test_a_close_records_its_archives_size_only_once_checked(ended, monkeypatch):
-    read = store.iter_ranked_rows
-
-    def swapped(season_id, *, page_size, shards):
-        rows = [row for page in read(season_id, page_size=page_size, shards=shards)
-                for row in page]  # fmt: skip
-        yield _swapped(0, 1)(rows)
-
-    monkeypatch.setattr(store, "iter_ranked_rows", swapped)
+    _read_altered(monkeypatch, _swapped(0, 1))
     with pytest.raises(closing.StandingsMismatch):
         closing.season_close(season=ended)
     ended.refresh_from_db()
@@ -277,14 +274,7 @@ def test_a_member_that_is_no_player_id_is_copied_escaped_and_caught(ended):
 
 def test_a_snapshot_that_fails_its_check_is_never_indexed_nor_attached(ended, monkeypatch):
     # every snapshot out of order (a fault in the reading of the set), rebuilt or not
-    read = store.iter_ranked_rows
-
-    def swapped(season_id, *, page_size, shards):
-        rows = [row for page in read(season_id, page_size=page_size, shards=shards)
-                for row in page]  # fmt: skip
-        yield _swapped(0, 1)(rows)
-
-    monkeypatch.setattr(store, "iter_ranked_rows", swapped)
+    _read_altered(monkeypatch, _swapped(0, 1))
 
     with pytest.raises(closing.StandingsMismatch, match="wrong_ranks"):
         closing.season_close(season=ended)
