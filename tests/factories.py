@@ -6,7 +6,7 @@ import factory
 from django.utils import timezone
 
 from matches.models import MatchResult, Player, PlayerTotal
-from seasons.models import Board, Season
+from seasons.models import Board, RewardTier, Season
 from webhooks.models import WebhookEndpoint
 
 
@@ -81,3 +81,13 @@ class WebhookEndpointFactory(factory.django.DjangoModelFactory):
     def boards(self, create: bool, extracted: list | None, **kwargs: object) -> None:
         if create and extracted:
             self.boards.set(extracted)
+
+
+def rewarded_board(slug: str) -> Board:
+    """A board with the close tests' reward tiers: gold for rank 1, silver for ranks 2-3 and
+    top-half for the rest of the top half."""
+    board = BoardFactory(slug=slug)
+    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
+    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
+    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
+    return board

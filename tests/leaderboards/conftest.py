@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from config.building_blocks import redis as redis_roles
 from leaderboards import store
-from seasons.models import RewardTier, Season
-from tests.factories import BoardFactory, SeasonFactory
+from seasons.models import Season
+from tests.factories import SeasonFactory, rewarded_board
 from tests.redis_cluster import LocalRedisCluster
 
 
@@ -39,7 +39,7 @@ def ended(post_scores):
     """A global season that ended an hour ago (grace 10 minutes) with 12 players: p00 has the
     most points; p05 and p06 tie on points, p06 reached them first."""
     now = timezone.now().replace(microsecond=0)
-    board = BoardFactory(slug="global")
+    board = rewarded_board("global")
     season = SeasonFactory(
         board=board,
         slug="past",
@@ -47,9 +47,6 @@ def ended(post_scores):
         ends_at=now - timedelta(hours=1),
         grace_period=timedelta(minutes=10),
     )
-    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
-    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
-    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
     body = []
     for i in range(12):
         points = 5 if i in (5, 6) else 100 - i

@@ -24,8 +24,8 @@ from leaderboards.models import ArchivedStanding, SeasonReward
 from matches.corrections import result_void
 from matches.models import MatchResult
 from matches.services import player_ban
-from seasons.models import RewardTier, Season
-from tests.factories import BoardFactory, SeasonFactory, WebhookEndpointFactory
+from seasons.models import Season
+from tests.factories import SeasonFactory, WebhookEndpointFactory, rewarded_board
 from tests.staff import staff
 from webhooks.models import WebhookEvent
 
@@ -37,7 +37,7 @@ def closed(post_scores):
     """A closed season of ten players, p00 (100 points) to p09 (91), and p05's bonus of 20 that
     puts them first (115); tiers gold 1, silver 2-3, top-half 50%."""
     now = timezone.now().replace(microsecond=0)
-    board = BoardFactory(slug="arena")
+    board = rewarded_board("arena")
     season = SeasonFactory(
         board=board,
         slug="past",
@@ -45,9 +45,6 @@ def closed(post_scores):
         ends_at=now + timedelta(hours=1),
         grace_period=timedelta(0),
     )
-    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
-    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
-    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
     body = [
         {
             "board": "arena",

@@ -17,12 +17,13 @@ from leaderboards.models import SeasonReward
 from matches.corrections import result_void
 from matches.models import MatchResult
 from matches.services import player_ban, player_unban, players_unban_expired
-from seasons.models import RewardTier, Season
+from seasons.models import Season
 from tests.factories import (
     BoardFactory,
     PlayerFactory,
     SeasonFactory,
     WebhookEndpointFactory,
+    rewarded_board,
 )
 from webhooks.models import WebhookEvent
 
@@ -152,7 +153,7 @@ def ended(post_scores):
     to p11 with 89; gold for rank 1, silver for ranks 2-3 and top-half for the rest of the top
     half: six rewards."""
     now = timezone.now().replace(microsecond=0)
-    board = BoardFactory(slug="global")
+    board = rewarded_board("global")
     season = SeasonFactory(
         board=board,
         slug="past",
@@ -160,9 +161,6 @@ def ended(post_scores):
         ends_at=now + timedelta(hours=1),
         grace_period=timedelta(minutes=10),
     )
-    RewardTier.objects.create(board=board, rank_from=1, rank_to=1, reward_code="gold")
-    RewardTier.objects.create(board=board, rank_from=2, rank_to=3, reward_code="silver")
-    RewardTier.objects.create(board=board, top_percent=50, reward_code="top-half")
     body = [
         {
             "player_id": f"p{i:02d}",
